@@ -1,0 +1,69 @@
+/**
+ * Descriptors of the API resources the CCM uses, and how their URL paths are built.
+ *
+ * @module
+ */
+import type { Event, Node, Service, ServiceAccount } from "kubernetes-types/core/v1.d.ts";
+import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
+
+/** Where a resource lives in the API. `T` is the object type. */
+export interface ResourceType<T = unknown> {
+  /** `v1` for the core group, else `group/version`. */
+  apiVersion: string;
+  kind: string;
+  /** Lower-case plural used in URLs, e.g. `nodes`. */
+  plural: string;
+  namespaced: boolean;
+  /** Phantom field carrying the object type; never set. */
+  readonly _type?: T;
+}
+
+/** Core v1 Nodes. */
+export const NODES: ResourceType<Node> = {
+  apiVersion: "v1",
+  kind: "Node",
+  plural: "nodes",
+  namespaced: false,
+};
+/** Core v1 Services. */
+export const SERVICES: ResourceType<Service> = {
+  apiVersion: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+};
+/** Core v1 Events. */
+export const EVENTS: ResourceType<Event> = {
+  apiVersion: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+};
+/** Core v1 ServiceAccounts. */
+export const SERVICE_ACCOUNTS: ResourceType<ServiceAccount> = {
+  apiVersion: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
+/** coordination.k8s.io/v1 Leases. */
+export const LEASES: ResourceType<Lease> = {
+  apiVersion: "coordination.k8s.io/v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true,
+};
+
+/** The URL path of a collection or one object, optionally a subresource. */
+export function resourcePath(
+  type: ResourceType,
+  options: { namespace?: string; name?: string; subresource?: string } = {},
+): string {
+  const base = type.apiVersion.includes("/") ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;
+  let path = base;
+  if (type.namespaced && options.namespace) path += `/namespaces/${encodeURIComponent(options.namespace)}`;
+  path += `/${type.plural}`;
+  if (options.name !== undefined) path += `/${encodeURIComponent(options.name)}`;
+  if (options.subresource) path += `/${options.subresource}`;
+  return path;
+}

@@ -1,0 +1,213 @@
+/**
+ * A work queue of object keys with client-go semantics: a key is queued at most once, never
+ * processed by two workers at once, re-queued when it changed while being processed, and retried
+ * with per-key exponential backoff. Workers reconcile keys, not events.
+ *
+ * @module
+ */
+import type { Registry } from "../lib/metrics.ts";
+import { logger } from "../lib/log.ts";
+
+/** Settings of a {@link WorkQueue}. */
+export interface WorkQueueOptions {
+  /** First retry delay in ms (default 5 ms, as client-go). */
+  baseDelayMs?: number;
+  /** Largest retry delay in ms (default 1000 s, as client-go). */
+  maxDelayMs?: number;
+  metrics?: Registry;
+}
+
+/** A reconcile result asking for another run after a fixed delay (no backoff growth). */
+export interface Requeue {
+  requeueAfterMs: number;
+}
+
+/** Errors carrying `retryAfterMs` are retried after exactly that delay instead of backing off. */
+export interface RetryAfter {
+  retryAfterMs: number;
+}
+
+function hasRetryAfter(err: unknown): err is RetryAfter {
+  return typeof (err as RetryAfter)?.retryAfterMs === "number";
+}
+
+/** The queue. Keys are strings such as `namespace/name`. */
+export class WorkQueue {
+  readonly name: string;
+  readonly #queue: string[] = [];
+  readonly #dirty = new Set<string>();
+  readonly #processing = new Set<string>();
+  readonly #failures = new Map<string, number>();
+  readonly #delayed = new Map<string, { at: number; timer: ReturnType<typeof setTimeout> }>();
+  readonly #addedAt = new Map<string, number>();
+  readonly #startedAt = new Map<string, number>();
+  readonly #waiters: ((key: string | undefined) => void)[] = [];
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+  #shuttingDown = false;
+  readonly #m;
+
+  constructor(name: string, options: WorkQueueOptions = {}) {
+    this.name = name;
+    this.#baseDelayMs = options.baseDelayMs ?? 5;
+    this.#maxDelayMs = options.maxDelayMs ?? 1_000_000;
+    const r = options.metrics;
+    this.#m = r && {
+      depth: r.gauge("workqueue_depth", "Current depth of the work queue."),
+      adds: r.counter("workqueue_adds_total", "Keys added to the work queue."),
+      retries: r.counter("workqueue_retries_total", "Keys re-queued with backoff."),
+      latency: r.histogram(
+        "workqueue_queue_duration_seconds",
+        "Time a key waits in the queue before processing.",
+      ),
+      work: r.histogram("workqueue_work_duration_seconds", "Time spent processing a key."),
+    };
+  }
+
+  /** Queues `key` unless it is already waiting. */
+  add(key: string): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#dirty.add(key);
+    this.#m?.adds.inc({ name: this.name });
+    if (!this.#addedAt.has(key)) this.#addedAt.set(key, performance.now());
+    if (this.#processing.has(key)) return;
+    const waiter = this.#waiters.shift();
+    if (waiter) this.#hand(key, waiter);
+    else this.#queue.push(key);
+    this.#updateDepth();
+  }
+
+  /** Queues `key` after `ms`; an earlier pending delay for the same key wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.#shuttingDown) return;
+    if (ms <= 0) return this.add(key);
+    const at = Date.now() + ms;
+    const pending = this.#delayed.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.#delayed.delete(key);
+      this.add(key);
+    }, ms);
+    this.#delayed.set(key, { at, timer });
+  }
+
+  /** Queues `key` after its next backoff delay (base × 2^failures, capped). */
+  addRateLimited(key: string): void {
+    const failures = this.#failures.get(key) ?? 0;
+    this.#failures.set(key, failures + 1);
+    this.#m?.retries.inc({ name: this.name });
+    this.addAfter(key, this.backoffFor(failures));
+  }
+
+  /** The delay the `failures`-th retry waits. */
+  backoffFor(failures: number): number {
+    return Math.min(this.#maxDelayMs, this.#baseDelayMs * Math.pow(2, Math.min(failures, 50)));
+  }
+
+  /** Clears the failure count of `key` (call after a success). */
+  forget(key: string): void {
+    this.#failures.delete(key);
+  }
+
+  /** How many times `key` has been retried since its last success. */
+  retries(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+
+  /** Keys waiting now (not delayed, not in process). */
+  get length(): number {
+    return this.#queue.length;
+  }
+
+  /** Waits for the next key; `undefined` once the queue shuts down. */
+  get(): Promise<string | undefined> {
+    const key = this.#queue.shift();
+    if (key !== undefined) {
+      this.#updateDepth();
+      return Promise.resolve(this.#take(key));
+    }
+    if (this.#shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** Marks `key` finished; if it was added meanwhile it is queued again. */
+  done(key: string): void {
+    this.#processing.delete(key);
+    const started = this.#startedAt.get(key);
+    this.#startedAt.delete(key);
+    if (started !== undefined) {
+      this.#m?.work.observe({ name: this.name }, (performance.now() - started) / 1000);
+    }
+    if (this.#dirty.has(key)) {
+      const waiter = this.#waiters.shift();
+      if (waiter) this.#hand(key, waiter);
+      else this.#queue.push(key);
+      this.#updateDepth();
+    }
+  }
+
+  /** Stops handing out keys; waiting `get()` calls resolve `undefined`. */
+  shutDown(): void {
+    this.#shuttingDown = true;
+    for (const { timer } of this.#delayed.values()) clearTimeout(timer);
+    this.#delayed.clear();
+    for (const waiter of this.#waiters.splice(0)) waiter(undefined);
+  }
+
+  #hand(key: string, waiter: (key: string) => void): void {
+    waiter(this.#take(key));
+  }
+
+  #take(key: string): string {
+    this.#dirty.delete(key);
+    this.#processing.add(key);
+    const added = this.#addedAt.get(key);
+    this.#addedAt.delete(key);
+    if (added !== undefined) {
+      this.#m?.latency.observe({ name: this.name }, (performance.now() - added) / 1000);
+    }
+    this.#startedAt.set(key, performance.now());
+    return key;
+  }
+
+  #updateDepth(): void {
+    this.#m?.depth.set({ name: this.name }, this.#queue.length);
+  }
+}
+
+/**
+ * Runs `count` workers that take keys from `queue` and call `reconcile`. Success forgets the key's
+ * failures (a returned {@link Requeue} schedules it again); an error with `retryAfterMs` re-queues
+ * after that delay; any other error re-queues with backoff. Resolves when the queue shuts down.
+ */
+export async function runWorkers(
+  queue: WorkQueue,
+  count: number,
+  reconcile: (key: string) => Promise<Requeue | void>,
+): Promise<void> {
+  const log = logger("workqueue", queue.name);
+  const worker = async () => {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      try {
+        const result = await reconcile(key);
+        queue.forget(key);
+        if (result?.requeueAfterMs) queue.addAfter(key, result.requeueAfterMs);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (hasRetryAfter(err)) {
+          log.info("{key}: {error}; retrying in {ms} ms", { key, error: message, ms: err.retryAfterMs });
+          queue.addAfter(key, err.retryAfterMs);
+        } else {
+          log.warning("{key}: {error} (retry {n})", { key, error: message, n: queue.retries(key) + 1 });
+          queue.addRateLimited(key);
+        }
+      } finally {
+        queue.done(key);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, count) }, worker));
+}

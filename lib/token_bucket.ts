@@ -1,0 +1,42 @@
+/**
+ * Client-side rate limiting: a token bucket like client-go's (qps refill, burst capacity).
+ *
+ * @module
+ */
+import { abortableSleep } from "./sleep.ts";
+
+/** Hands out tokens at `qps` per second with room for `burst` at once; callers wait in FIFO order. */
+export class TokenBucket {
+  #tokens: number;
+  #last: number;
+  #tail: Promise<void> = Promise.resolve();
+
+  /** `qps <= 0` disables limiting. */
+  constructor(readonly qps: number, readonly burst: number, private readonly now: () => number = Date.now) {
+    this.#tokens = Math.max(1, burst);
+    this.#last = now();
+  }
+
+  /** Resolves when a token is available; rejects if `signal` aborts first. */
+  take(signal?: AbortSignal): Promise<void> {
+    if (this.qps <= 0) return Promise.resolve();
+    const turn = this.#tail.then(() => this.#waitForToken(signal));
+    // The next caller queues behind this one whether it succeeds or is aborted.
+    this.#tail = turn.catch(() => {});
+    return turn;
+  }
+
+  async #waitForToken(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const now = this.now();
+      this.#tokens = Math.min(Math.max(1, this.burst), this.#tokens + ((now - this.#last) / 1000) * this.qps);
+      this.#last = now;
+      if (this.#tokens >= 1) {
+        this.#tokens -= 1;
+        return;
+      }
+      await abortableSleep(((1 - this.#tokens) / this.qps) * 1000, signal);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Small helpers shared by the tests.
+ *
+ * @module
+ */
+import { setupLogging } from "../lib/log.ts";
+
+/** Polls `check` until it returns true; fails after `timeoutMs` (default 20 s). */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) {
+      throw new Error(`condition not met within ${timeoutMs} ms: ${check.toString().slice(0, 160)}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Logs only errors during tests unless TEST_LOG_LEVEL asks for more. */
+export function quietLogs(): void {
+  const level = (Deno.env.get("TEST_LOG_LEVEL") ?? "error") as "debug" | "info" | "warning" | "error";
+  setupLogging({ level, format: "text" });
+}
