@@ -115,6 +115,12 @@ export class Histogram implements Metric {
 /** A set of metrics rendered together. Registering a name twice returns the first metric. */
 export class Registry {
   #metrics = new Map<string, Metric>();
+  #collectors: (() => void)[] = [];
+
+  /** Runs `refresh` before every render, for values read on demand (memory, CPU). */
+  onCollect(refresh: () => void): void {
+    this.#collectors.push(refresh);
+  }
 
   /** Gets or creates a counter. */
   counter(name: string, help: string): Counter {
@@ -130,6 +136,7 @@ export class Registry {
   }
   /** The Prometheus text exposition of every metric. */
   render(): string {
+    for (const refresh of this.#collectors) refresh();
     return [...this.#metrics.values()].map((m) => m.render()).join("");
   }
 

@@ -16,6 +16,13 @@ export interface KubeAssets {
 }
 
 const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+const SETSID = ["/usr/bin/setsid", "/bin/setsid"].find((p) => {
+  try {
+    return Deno.statSync(p).isFile;
+  } catch {
+    return false;
+  }
+});
 
 /**
  * Finds kube-apiserver, kubectl and etcd: `KUBEBUILDER_ASSETS` (or `TEST_ASSET_*`), else the build
@@ -340,7 +347,14 @@ export class TestCluster {
 
 function spawn(cmd: string, args: string[], logFile: string): Deno.ChildProcess {
   const log = Deno.openSync(logFile, { create: true, append: true });
-  const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "piped", stderr: "piped" }).spawn();
+  // setsid keeps the control plane out of our process group, so a Ctrl-C (SIGINT to the group)
+  // reaches the CCM first and it can still release its lease; setsid execs in place (same PID).
+  const child = new Deno.Command(SETSID ?? cmd, {
+    args: SETSID ? [cmd, ...args] : args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
   // Copy both streams into the log file; the process's lifetime bounds the copy.
   const sink = new WritableStream<Uint8Array>({ write: (chunk) => void log.writeSync(chunk) });
   const done = Promise.allSettled([

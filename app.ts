@@ -1,0 +1,182 @@
+/**
+ * The process lifecycle: health/metrics server, waiting for the apiserver and the cloud, leader
+ * election, the controllers, and an orderly stop.
+ *
+ * @module
+ */
+import { KubeClient } from "./kube/client.ts";
+import { InformerFactory } from "./kube/informer_factory.ts";
+import type { ClusterConnection } from "./kube/kubeconfig.ts";
+import { LeaderElector } from "./kube/leader_election.ts";
+import { HttpTransport, type KubeTransport } from "./kube/transport.ts";
+import { type ControllerFactory, makeRecorderFactory, runControllers } from "./controllers/manager.ts";
+import type { ControllerName } from "./config/controllers_flag.ts";
+import type { Flags } from "./config/flags.ts";
+import type { CloudProvider } from "./providers/provider.ts";
+import { abortableSleep, backoffDelay } from "./lib/sleep.ts";
+import { Registry } from "./lib/metrics.ts";
+import { serveStatus } from "./lib/status_server.ts";
+import { logger } from "./lib/log.ts";
+import { processMetrics } from "./lib/process_metrics.ts";
+
+/** Everything {@link runApp} needs, already validated. */
+export interface AppOptions {
+  flags: Flags;
+  enabled: Set<ControllerName>;
+  connection: ClusterConnection;
+  provider: CloudProvider;
+  factories: Partial<Record<ControllerName, ControllerFactory>>;
+  registry?: Registry;
+  /** Leader-election identity (default hostname + random). */
+  identity?: string;
+  /** Called with the status server's address once it listens. */
+  onListen?: (addr: Deno.NetAddr) => void;
+  /** Wraps the Kubernetes transport (tests use it to count or cut requests). */
+  wrapTransport?: (t: KubeTransport) => KubeTransport;
+}
+
+/** Runs until `signal` aborts (exit code 0) or leadership is lost (exit code 1). */
+export async function runApp(options: AppOptions, signal: AbortSignal): Promise<number> {
+  const log = logger("app");
+  const { flags } = options;
+  const registry = options.registry ?? new Registry();
+  processMetrics(registry);
+  let transport: KubeTransport = new HttpTransport(options.connection, {
+    qps: flags.kubeApiQps,
+    burst: flags.kubeApiBurst,
+    metrics: registry,
+    userAgent: `deno-ccm/${flags.cloudProvider}`,
+  });
+  if (options.wrapTransport) transport = options.wrapTransport(transport);
+  const client = new KubeClient(transport, "deno-ccm");
+  const state = { apiserver: false, cloud: false, synced: false, leading: false };
+  const elector = flags.leaderElect
+    ? new LeaderElector(client, {
+      namespace: flags.leaderElectResourceNamespace,
+      name: flags.leaderElectResourceName,
+      identity: options.identity,
+      leaseDurationMs: flags.leaderElectLeaseDuration,
+      renewDeadlineMs: flags.leaderElectRenewDeadline,
+      retryPeriodMs: flags.leaderElectRetryPeriod,
+      metrics: registry,
+    })
+    : undefined;
+
+  const serverStop = new AbortController();
+  const server = flags.securePort > 0
+    ? serveStatus({
+      hostname: flags.bindAddress,
+      port: flags.securePort,
+      registry,
+      tls: flags.tlsCertFile
+        ? {
+          cert: await Deno.readTextFile(flags.tlsCertFile),
+          key: await Deno.readTextFile(flags.tlsPrivateKeyFile),
+        }
+        : undefined,
+      signal: serverStop.signal,
+      onListen: (addr) => {
+        log.info("serving /healthz, /readyz and /metrics on {host}:{port}", {
+          host: addr.hostname,
+          port: addr.port,
+        });
+        options.onListen?.(addr);
+      },
+      health: [{ name: "ping", check: () => undefined }],
+      ready: [
+        { name: "kube-apiserver", check: () => state.apiserver ? undefined : "not reached yet" },
+        { name: "cloud", check: () => state.cloud ? undefined : "provider not initialized yet" },
+        {
+          name: "leader-election",
+          check: () => !elector || elector.leaderKnown ? undefined : "lease not read yet",
+        },
+        {
+          name: "informer-sync",
+          check: () => !state.leading || state.synced ? undefined : "caches not synced yet",
+        },
+      ],
+    })
+    : undefined;
+
+  const { recorder, flushRecorders } = makeRecorderFactory(client, elector?.identity ?? hostname());
+  let exitCode = 0;
+  try {
+    await retryUntil(signal, "reach the Kubernetes API at " + options.connection.server, async () => {
+      const res = await transport.send({ method: "GET", path: "/version", verb: "get", signal });
+      await res.body?.cancel();
+      // Any HTTP answer proves reachability; a 401/403 here means bad credentials, worth retrying loudly.
+      if (res.status === 401 || res.status === 403) {
+        throw new Error(`credentials rejected (HTTP ${res.status})`);
+      }
+    });
+    state.apiserver = true;
+    if (options.provider.initialize) {
+      await retryUntil(
+        signal,
+        `initialize the ${options.provider.name} provider`,
+        (s) => options.provider.initialize!(s),
+      );
+    }
+    state.cloud = true;
+
+    const startControllers = (leading: AbortSignal) => {
+      state.leading = true;
+      const informers = new InformerFactory(client);
+      const ctx = { client, informers, provider: options.provider, flags, metrics: registry, recorder };
+      return runControllers(ctx, options.enabled, options.factories, leading, () => state.synced = true);
+    };
+    if (elector) {
+      let running: Promise<void> | undefined;
+      const outcome = await elector.run(signal, {
+        onStartedLeading: (leading) => running = startControllers(leading),
+      });
+      await running;
+      if (outcome === "lost") exitCode = 1;
+    } else if (!signal.aborted) {
+      await startControllers(signal);
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  } finally {
+    await flushRecorders().catch(() => {});
+    serverStop.abort();
+    await server?.finished;
+    options.provider.close?.();
+    transport.close();
+  }
+  return exitCode;
+}
+
+/** Retries `attempt` with jittered backoff (1 s to 30 s), logging each failure, until it works or `signal` aborts. */
+async function retryUntil(
+  signal: AbortSignal,
+  what: string,
+  attempt: (s: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const log = logger("app");
+  for (let failures = 0; !signal.aborted; failures++) {
+    try {
+      await attempt(signal);
+      if (failures > 0) log.info("now able to {what}", { what });
+      return;
+    } catch (err) {
+      if (signal.aborted) break;
+      const delay = backoffDelay(failures, { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 });
+      log.warning("cannot {what}: {error}; retrying in {seconds} s", {
+        what,
+        error: err instanceof Error ? err.message : String(err),
+        seconds: Math.round(delay / 100) / 10,
+      });
+      await abortableSleep(delay, signal).catch(() => {});
+    }
+  }
+  signal.throwIfAborted();
+}
+
+function hostname(): string {
+  try {
+    return Deno.hostname();
+  } catch {
+    return "deno-ccm";
+  }
+}

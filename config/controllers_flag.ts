@@ -1,0 +1,61 @@
+/**
+ * The `--controllers` flag: upstream names, aliases, `*` and `-name`.
+ *
+ * @module
+ */
+
+/** The controllers this CCM runs, by upstream name. */
+export const CONTROLLER_NAMES = [
+  "cloud-node-controller",
+  "cloud-node-lifecycle-controller",
+  "service-lb-controller",
+  "node-route-controller",
+] as const;
+
+/** One of {@link CONTROLLER_NAMES}. */
+export type ControllerName = (typeof CONTROLLER_NAMES)[number];
+
+const ALIASES: Record<string, ControllerName> = {
+  "cloud-node": "cloud-node-controller",
+  "cloud-node-lifecycle": "cloud-node-lifecycle-controller",
+  service: "service-lb-controller",
+  "service-controller": "service-lb-controller",
+  route: "node-route-controller",
+  "route-controller": "node-route-controller",
+};
+
+function canonical(name: string): ControllerName | undefined {
+  if ((CONTROLLER_NAMES as readonly string[]).includes(name)) return name as ControllerName;
+  return ALIASES[name];
+}
+
+/**
+ * Resolves a `--controllers` list (e.g. `*,-node-route-controller` or `cloud-node,service`) into
+ * the enabled set. Unknown names are returned as errors naming them.
+ */
+export function resolveControllers(items: string[]): { enabled: Set<ControllerName>; errors: string[] } {
+  const errors: string[] = [];
+  const on = new Set<ControllerName>();
+  const off = new Set<ControllerName>();
+  let star = false;
+  for (const raw of items.map((i) => i.trim()).filter((i) => i !== "")) {
+    if (raw === "*") {
+      star = true;
+      continue;
+    }
+    const disable = raw.startsWith("-");
+    const name = canonical(disable ? raw.slice(1) : raw);
+    if (!name) {
+      errors.push(
+        `--controllers: unknown controller "${raw}" (known: ${CONTROLLER_NAMES.join(", ")}; aliases: ${
+          Object.keys(ALIASES).join(", ")
+        })`,
+      );
+      continue;
+    }
+    (disable ? off : on).add(name);
+  }
+  const enabled = new Set<ControllerName>(star ? CONTROLLER_NAMES : on);
+  for (const name of off) enabled.delete(name);
+  return { enabled, errors };
+}

@@ -1,0 +1,374 @@
+/**
+ * Command-line flags, named and defaulted like the upstream cloud-controller-manager. Parsing
+ * collects every problem instead of stopping at the first.
+ *
+ * @module
+ */
+import { formatDuration, parseDuration } from "./duration.ts";
+import { parseCidr, parseIp } from "../lib/cidr.ts";
+import { LOG_FORMATS, LOG_LEVELS } from "../lib/log.ts";
+
+type FlagType = "string" | "bool" | "int" | "float" | "duration" | "list";
+
+interface FlagSpec {
+  name: string;
+  type: FlagType;
+  default: string | number | boolean | string[];
+  help: string;
+  choices?: readonly string[];
+  /** Accepted for drop-in compatibility with upstream/official-CCM manifests, without effect. */
+  ignored?: boolean;
+}
+
+/** Every flag, in `--help` order. Durations are in milliseconds. */
+export const FLAGS: readonly FlagSpec[] = [
+  {
+    name: "kubeconfig",
+    type: "string",
+    default: "",
+    help: "Path to a kubeconfig; empty: $KUBECONFIG, in-cluster, ~/.kube/config",
+  },
+  {
+    name: "context",
+    type: "string",
+    default: "",
+    help: "kubeconfig context to use instead of current-context",
+  },
+  { name: "cloud-provider", type: "string", default: "hcloud", help: "Cloud provider", choices: ["hcloud"] },
+  {
+    name: "controllers",
+    type: "list",
+    default: ["*"],
+    help: "Controllers to run: * for all, name to enable, -name to disable (cloud-node-controller, " +
+      "cloud-node-lifecycle-controller, service-lb-controller, node-route-controller; aliases cloud-node, " +
+      "cloud-node-lifecycle, service, route)",
+  },
+  { name: "cluster-name", type: "string", default: "kubernetes", help: "Name of the cluster" },
+  {
+    name: "cluster-cidr",
+    type: "string",
+    default: "",
+    help: "Pod CIDR range(s) of the cluster, comma-separated (needed for routes)",
+  },
+  {
+    name: "configure-cloud-routes",
+    type: "bool",
+    default: true,
+    help: "Create routes for pod CIDRs in the cloud network",
+  },
+  {
+    name: "allocate-node-cidrs",
+    type: "bool",
+    default: false,
+    help: "Accepted for compatibility; pod CIDRs come from kube-controller-manager",
+    ignored: true,
+  },
+  {
+    name: "load-balancer-class",
+    type: "string",
+    default: "",
+    help: "Also handle Services whose spec.loadBalancerClass equals this",
+  },
+  {
+    name: "node-monitor-period",
+    type: "duration",
+    default: 5_000,
+    help: "How often the node lifecycle controller checks nodes",
+  },
+  {
+    name: "node-status-update-frequency",
+    type: "duration",
+    default: 300_000,
+    help: "How often node addresses are refreshed",
+  },
+  {
+    name: "route-reconciliation-period",
+    type: "duration",
+    default: 10_000,
+    help: "Period of the full route reconciliation",
+  },
+  { name: "concurrent-service-syncs", type: "int", default: 1, help: "Services reconciled in parallel" },
+  { name: "concurrent-node-syncs", type: "int", default: 1, help: "Nodes initialized in parallel" },
+  {
+    name: "kube-api-qps",
+    type: "float",
+    default: 20,
+    help: "Client-side requests per second to the Kubernetes API",
+  },
+  { name: "kube-api-burst", type: "int", default: 30, help: "Client-side burst to the Kubernetes API" },
+  {
+    name: "leader-elect",
+    type: "bool",
+    default: true,
+    help: "Run leader election so only one replica is active",
+  },
+  {
+    name: "leader-elect-lease-duration",
+    type: "duration",
+    default: 15_000,
+    help: "How long a lease is valid without renewal",
+  },
+  {
+    name: "leader-elect-renew-deadline",
+    type: "duration",
+    default: 10_000,
+    help: "How long the leader retries renewal before stepping down",
+  },
+  {
+    name: "leader-elect-retry-period",
+    type: "duration",
+    default: 2_000,
+    help: "Wait between lease acquire/renew attempts",
+  },
+  {
+    name: "leader-elect-resource-name",
+    type: "string",
+    default: "cloud-controller-manager",
+    help: "Name of the Lease",
+  },
+  {
+    name: "leader-elect-resource-namespace",
+    type: "string",
+    default: "kube-system",
+    help: "Namespace of the Lease",
+  },
+  {
+    name: "leader-elect-resource-lock",
+    type: "string",
+    default: "leases",
+    help: "Lock type",
+    choices: ["leases"],
+  },
+  {
+    name: "bind-address",
+    type: "string",
+    default: "0.0.0.0",
+    help: "Address of the health and metrics server",
+  },
+  {
+    name: "secure-port",
+    type: "int",
+    default: 10258,
+    help: "Port of the health and metrics server (/healthz, /readyz, /metrics); 0 disables it",
+  },
+  {
+    name: "tls-cert-file",
+    type: "string",
+    default: "",
+    help: "Serve HTTPS with this certificate (PEM); plain HTTP when empty",
+  },
+  {
+    name: "tls-private-key-file",
+    type: "string",
+    default: "",
+    help: "Private key (PEM) for --tls-cert-file",
+  },
+  { name: "log-level", type: "string", default: "info", help: "Lowest level logged", choices: LOG_LEVELS },
+  {
+    name: "log-format",
+    type: "string",
+    default: "text",
+    help: "Log as human text or JSON lines",
+    choices: LOG_FORMATS,
+  },
+  {
+    name: "allow-untagged-cloud",
+    type: "bool",
+    default: false,
+    help: "Accepted for compatibility",
+    ignored: true,
+  },
+  {
+    name: "webhook-secure-port",
+    type: "int",
+    default: 0,
+    help: "Accepted for compatibility (no webhooks are served)",
+    ignored: true,
+  },
+  {
+    name: "feature-gates",
+    type: "string",
+    default: "",
+    help: "Accepted for compatibility; routes are always watch-based",
+    ignored: true,
+  },
+  {
+    name: "use-service-account-credentials",
+    type: "bool",
+    default: false,
+    help: "Accepted for compatibility",
+    ignored: true,
+  },
+  {
+    name: "cloud-config",
+    type: "string",
+    default: "",
+    help: "Accepted for compatibility; configuration comes from HCLOUD_* variables",
+    ignored: true,
+  },
+  { name: "help", type: "bool", default: false, help: "Show this help" },
+];
+
+/** Parsed flags. Durations are milliseconds. */
+export interface Flags {
+  kubeconfig: string;
+  context: string;
+  cloudProvider: string;
+  controllers: string[];
+  clusterName: string;
+  clusterCidr: string;
+  configureCloudRoutes: boolean;
+  loadBalancerClass: string;
+  nodeMonitorPeriod: number;
+  nodeStatusUpdateFrequency: number;
+  routeReconciliationPeriod: number;
+  concurrentServiceSyncs: number;
+  concurrentNodeSyncs: number;
+  kubeApiQps: number;
+  kubeApiBurst: number;
+  leaderElect: boolean;
+  leaderElectLeaseDuration: number;
+  leaderElectRenewDeadline: number;
+  leaderElectRetryPeriod: number;
+  leaderElectResourceName: string;
+  leaderElectResourceNamespace: string;
+  bindAddress: string;
+  securePort: number;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: (typeof LOG_FORMATS)[number];
+  help: boolean;
+}
+
+const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Parses `argv`. Accepts `--flag=value`, `--flag value`, `-flag` and bare `--bool`. */
+export function parseFlags(argv: string[]): { flags: Flags; errors: string[] } {
+  const values: Record<string, unknown> = {};
+  for (const spec of FLAGS) values[camel(spec.name)] = spec.default;
+  const errors: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const m = arg.match(/^--?([a-z0-9][a-z0-9-]*)(?:=(.*))?$/s);
+    if (!m) {
+      errors.push(`unexpected argument "${arg}" (flags look like --name=value)`);
+      continue;
+    }
+    const [, name, inline] = m;
+    const spec = FLAGS.find((f) => f.name === name) ??
+      (name === "h" ? FLAGS.find((f) => f.name === "help") : undefined);
+    if (!spec) {
+      errors.push(`unknown flag --${name}`);
+      continue;
+    }
+    let text = inline;
+    if (text === undefined) {
+      if (spec.type === "bool") text = "true";
+      else if (i + 1 < argv.length) text = argv[++i];
+      else {
+        errors.push(`--${name} needs a value`);
+        continue;
+      }
+    }
+    const parsed = convert(spec, text);
+    if (typeof parsed === "object" && parsed !== null && "error" in parsed) errors.push(String(parsed.error));
+    else values[camel(spec.name)] = parsed;
+  }
+  const flags = values as unknown as Flags;
+  errors.push(...validate(flags));
+  return { flags, errors };
+}
+
+function convert(spec: FlagSpec, text: string): unknown {
+  const bad = (what: string) => ({ error: `--${spec.name}: "${text}" is not ${what}` });
+  switch (spec.type) {
+    case "string":
+      if (spec.choices && !spec.choices.includes(text)) return bad(`one of ${spec.choices.join(", ")}`);
+      return text;
+    case "bool": {
+      const v = text.toLowerCase();
+      if (["1", "t", "true"].includes(v)) return true;
+      if (["0", "f", "false"].includes(v)) return false;
+      return bad("a boolean (true or false)");
+    }
+    case "int":
+      return /^-?\d+$/.test(text) ? Number(text) : bad("an integer");
+    case "float":
+      return /^-?(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : bad("a number");
+    case "duration": {
+      const ms = parseDuration(text);
+      return ms === undefined ? bad('a duration like "5s", "1m30s" or "500ms"') : ms;
+    }
+    case "list":
+      return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  }
+}
+
+function validate(f: Flags): string[] {
+  const errors: string[] = [];
+  const positive = (name: string, v: number) =>
+    v > 0 || errors.push(`--${name}: must be greater than 0 (got ${v})`);
+  positive("concurrent-service-syncs", f.concurrentServiceSyncs);
+  positive("concurrent-node-syncs", f.concurrentNodeSyncs);
+  positive("kube-api-qps", f.kubeApiQps);
+  positive("kube-api-burst", f.kubeApiBurst);
+  positive("node-monitor-period", f.nodeMonitorPeriod);
+  positive("node-status-update-frequency", f.nodeStatusUpdateFrequency);
+  positive("route-reconciliation-period", f.routeReconciliationPeriod);
+  if (f.securePort < 0 || f.securePort > 65535) {
+    errors.push(`--secure-port: ${f.securePort} is not a port (0-65535)`);
+  }
+  if (!parseIp(f.bindAddress)) errors.push(`--bind-address: "${f.bindAddress}" is not an IP address`);
+  if (f.clusterCidr) {
+    const parts = f.clusterCidr.split(",").map((s) => s.trim());
+    for (const p of parts) if (!parseCidr(p)) errors.push(`--cluster-cidr: "${p}" is not a CIDR range`);
+    if (parts.length > 2) {
+      errors.push(`--cluster-cidr: at most two ranges (one IPv4, one IPv6), got ${parts.length}`);
+    }
+  }
+  if (f.leaderElect) {
+    const {
+      leaderElectLeaseDuration: lease,
+      leaderElectRenewDeadline: renew,
+      leaderElectRetryPeriod: retry,
+    } = f;
+    if (!(lease > renew)) {
+      errors.push(
+        `--leader-elect-lease-duration (${
+          formatDuration(lease)
+        }) must be greater than --leader-elect-renew-deadline (${formatDuration(renew)})`,
+      );
+    }
+    if (!(renew > retry)) {
+      errors.push(
+        `--leader-elect-renew-deadline (${
+          formatDuration(renew)
+        }) must be greater than --leader-elect-retry-period (${formatDuration(retry)})`,
+      );
+    }
+  }
+  if (!!f.tlsCertFile !== !!f.tlsPrivateKeyFile) {
+    errors.push("--tls-cert-file and --tls-private-key-file go together");
+  }
+  return errors;
+}
+
+/** The `--help` text. */
+export function helpText(): string {
+  const lines = ["Usage: deno-ccm [flags]", "", "Flags:"];
+  for (const f of FLAGS) {
+    const def = f.type === "duration"
+      ? formatDuration(f.default as number)
+      : Array.isArray(f.default)
+      ? f.default.join(",")
+      : String(f.default);
+    const shown = f.type === "bool" || def === "" ? "" : ` (default ${JSON.stringify(def)})`;
+    lines.push(`  --${f.name}${f.type === "bool" ? "" : ` ${f.type}`}`, `      ${f.help}${shown}`);
+  }
+  lines.push(
+    "",
+    "Cloud settings come from the official Hetzner CCM's environment variables (HCLOUD_TOKEN, ...).",
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,94 @@
+/**
+ * Starts the enabled controllers on shared informers and runs them until the signal aborts.
+ *
+ * @module
+ */
+import type { KubeClient } from "../kube/client.ts";
+import { EventRecorder } from "../kube/events.ts";
+import type { InformerFactory } from "../kube/informer_factory.ts";
+import type { Registry } from "../lib/metrics.ts";
+import { logger } from "../lib/log.ts";
+import type { Flags } from "../config/flags.ts";
+import type { ControllerName } from "../config/controllers_flag.ts";
+import type { CloudProvider } from "../providers/provider.ts";
+
+/** What every controller gets. */
+export interface ControllerContext {
+  client: KubeClient;
+  informers: InformerFactory;
+  provider: CloudProvider;
+  flags: Flags;
+  metrics: Registry;
+  /** An event recorder for one component name (e.g. `cloud-node-controller`). */
+  recorder(component: string): EventRecorder;
+}
+
+/** A running controller. Construction registers its informer handlers; `run` does the work. */
+export interface Controller {
+  readonly name: string;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** Builds a controller, or says why it cannot run with this provider/configuration. */
+export type ControllerFactory = (ctx: ControllerContext) => Controller | { disabled: string };
+
+/** Builds the context's event recorders, all flushed by {@link flushRecorders}. */
+export function makeRecorderFactory(client: KubeClient, host: string): {
+  recorder: (component: string) => EventRecorder;
+  flushRecorders: () => Promise<void>;
+} {
+  const made = new Map<string, EventRecorder>();
+  return {
+    recorder: (component) => {
+      let r = made.get(component);
+      if (!r) made.set(component, r = new EventRecorder(client, component, host));
+      return r;
+    },
+    flushRecorders: async () => {
+      await Promise.all([...made.values()].map((r) => r.flush()));
+    },
+  };
+}
+
+/**
+ * Creates the enabled controllers, starts the informers, calls `onSynced` once every cache is
+ * filled, and runs the controllers until `signal` aborts.
+ */
+export async function runControllers(
+  ctx: ControllerContext,
+  enabled: Set<ControllerName>,
+  factories: Partial<Record<ControllerName, ControllerFactory>>,
+  signal: AbortSignal,
+  onSynced: () => void,
+): Promise<void> {
+  const log = logger("controller-manager");
+  const controllers: Controller[] = [];
+  for (const name of enabled) {
+    const factory = factories[name];
+    if (!factory) {
+      log.warning("{name} is not available in this build; skipping it", { name });
+      continue;
+    }
+    const made = factory(ctx);
+    if ("disabled" in made) log.info("{name} is off: {reason}", { name, reason: made.disabled });
+    else controllers.push(made);
+  }
+  ctx.informers.start(signal);
+  try {
+    await ctx.informers.waitForSync(signal);
+  } catch {
+    return; // stopped before the caches filled
+  }
+  log.info("caches synced; starting {controllers}", {
+    controllers: controllers.map((c) => c.name).join(", ") || "nothing",
+  });
+  onSynced();
+  await Promise.all(
+    controllers.map((c) =>
+      c.run(signal).catch((err) =>
+        log.error("{name} stopped with an error: {error}", { name: c.name, error: (err as Error).message })
+      )
+    ),
+  );
+  await ctx.informers.stopped();
+}

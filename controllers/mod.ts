@@ -1,0 +1,10 @@
+/**
+ * The controllers this build provides, by upstream name.
+ *
+ * @module
+ */
+import type { ControllerName } from "../config/controllers_flag.ts";
+import type { ControllerFactory } from "./manager.ts";
+
+/** Factories of the implemented controllers; a name missing here is skipped with a warning. */
+export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFactory>> = {};

@@ -1,0 +1,62 @@
+/**
+ * Typed errors a provider may throw. "Not found" is never an error: providers return `undefined`
+ * or `false` for it.
+ *
+ * @module
+ */
+
+/** A failed cloud API call, with the API's own error code (e.g. `locked`, `rate_limit_exceeded`). */
+export class CloudApiError extends Error {
+  /** HTTP status (0 when no response arrived). */
+  readonly status: number;
+  /** The API's error code, e.g. `invalid_input`, `conflict`, `locked`, `protected`. */
+  readonly code: string;
+  /** Extra data from the API (field errors, limits), never credentials. */
+  readonly details?: unknown;
+  /** Seconds to wait before retrying, when the API said so. */
+  readonly retryAfterSeconds?: number;
+
+  constructor(
+    message: string,
+    options: { status: number; code: string; details?: unknown; retryAfterSeconds?: number; cause?: unknown },
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "CloudApiError";
+    this.status = options.status;
+    this.code = options.code;
+    this.details = options.details;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  /** Worth retrying later with backoff: no response, rate limit, server side, or a busy resource. */
+  get isTransient(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500 ||
+      ["conflict", "locked", "rate_limit_exceeded", "timeout", "unavailable", "server_error"].includes(
+        this.code,
+      );
+  }
+}
+
+/**
+ * Retry after exactly `retryAfterMs`, without growing the backoff (upstream `api.RetryError`).
+ * Work queues honour `retryAfterMs`.
+ */
+export class RetryAfterError extends Error {
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RetryAfterError";
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * Retrying cannot help until the input changes (a bad annotation, say). Controllers report it as
+ * an event and wait for the object to change instead of backing off forever.
+ */
+export class TerminalError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "TerminalError";
+  }
+}

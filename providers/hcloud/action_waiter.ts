@@ -1,0 +1,114 @@
+/**
+ * Waits for actions, batching the polls of every waiting caller into one
+ * `GET /actions?id=..&id=..` per interval (25 IDs per request), so many concurrent mutations cost
+ * few polls.
+ *
+ * @module
+ */
+import type { HcloudClient } from "./client.ts";
+import { CloudApiError } from "../errors.ts";
+import { abortableSleep } from "../../lib/sleep.ts";
+
+interface ActionLike {
+  id: number;
+  status: string;
+  command?: string;
+  error?: { code: string; message: string } | null;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+  command: string;
+}
+
+/** One poll loop shared by all waits. */
+export class ActionWaiter {
+  readonly #client: HcloudClient;
+  readonly #intervalMs: number;
+  readonly #pending = new Map<number, Waiter[]>();
+  #looping = false;
+
+  constructor(client: HcloudClient, options: { intervalMs?: number } = {}) {
+    this.#client = client;
+    this.#intervalMs = options.intervalMs ?? 500;
+  }
+
+  /** Resolves when `action` succeeded; rejects with its error code when it failed. */
+  wait(action: ActionLike): Promise<void> {
+    const settled = settle(action);
+    if (settled !== undefined) return settled;
+    return new Promise((resolve, reject) => {
+      const list = this.#pending.get(action.id) ?? [];
+      list.push({ resolve, reject, command: action.command ?? "action" });
+      this.#pending.set(action.id, list);
+      if (!this.#looping) void this.#loop();
+    });
+  }
+
+  async #loop(): Promise<void> {
+    this.#looping = true;
+    try {
+      while (this.#pending.size > 0) {
+        await abortableSleep(this.#intervalMs);
+        const ids = [...this.#pending.keys()];
+        for (let i = 0; i < ids.length; i += 25) await this.#poll(ids.slice(i, i + 25));
+      }
+    } finally {
+      this.#looping = false;
+    }
+  }
+
+  async #poll(ids: number[]): Promise<void> {
+    let actions: ActionLike[];
+    try {
+      const data = await this.#client.call(
+        "poll actions",
+        this.#client.api.GET("/actions", { params: { query: { id: ids } } }),
+      );
+      actions = data.actions;
+    } catch (err) {
+      // A failed poll is retried next interval unless the API rejected the request itself.
+      if (err instanceof CloudApiError && err.isTransient) return;
+      for (const id of ids) this.#finish(id, (w) => w.reject(err));
+      return;
+    }
+    const seen = new Set<number>();
+    for (const action of actions ?? []) {
+      seen.add(action.id);
+      const settled = settle(action);
+      if (settled) this.#finish(action.id, (w) => settled.then(w.resolve, w.reject));
+    }
+    for (const id of ids) {
+      if (!seen.has(id)) {
+        this.#finish(
+          id,
+          (w) =>
+            w.reject(
+              new CloudApiError(`action ${id} (${w.command}) not found`, { status: 404, code: "not_found" }),
+            ),
+        );
+      }
+    }
+  }
+
+  #finish(id: number, apply: (w: Waiter) => void): void {
+    const waiters = this.#pending.get(id) ?? [];
+    this.#pending.delete(id);
+    waiters.forEach(apply);
+  }
+}
+
+function settle(action: ActionLike): Promise<void> | undefined {
+  if (action.status === "success") return Promise.resolve();
+  if (action.status === "error") {
+    const code = action.error?.code ?? "action_failed";
+    return Promise.reject(
+      new CloudApiError(
+        `action ${action.command ?? action.id} failed: ${action.error?.message ?? code} (${code})`,
+        { status: 200, code },
+      ),
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,128 @@
+/**
+ * The typed Hetzner Cloud client: `openapi-fetch` over the generated `paths`, on the
+ * {@link createTransport} transport. Failures become {@link CloudApiError}s carrying the API's code
+ * and message (never the token); lists are read page by page with 50 per page.
+ *
+ * @module
+ */
+import createClient, { type Client } from "openapi-fetch";
+import type { components, paths } from "./api_types.ts";
+import { CloudApiError } from "../errors.ts";
+import { createTransport, ENDPOINT_HEADER, type RateLimitState, type TransportOptions } from "./transport.ts";
+import { redact } from "../../lib/log.ts";
+
+/** Schemas of the API. */
+export type Schemas = components["schemas"];
+
+/** What every openapi-fetch call resolves to. */
+interface FetchResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** Settings of {@link HcloudClient}. */
+export interface HcloudClientOptions extends TransportOptions {
+  /** e.g. `https://api.hetzner.cloud/v1`. */
+  endpoint: string;
+}
+
+/** The client. `api` is the raw typed client; `call` unwraps its results. */
+export class HcloudClient {
+  readonly api: Client<paths>;
+  readonly #transport;
+
+  constructor(options: HcloudClientOptions) {
+    this.#transport = createTransport(options);
+    this.api = createClient<paths>({ baseUrl: options.endpoint, fetch: this.#transport.send });
+    this.api.use({
+      onRequest({ request, schemaPath }) {
+        request.headers.set(ENDPOINT_HEADER, schemaPath);
+        return request;
+      },
+    });
+  }
+
+  /** The rate-limit state the API reported last. */
+  get rateLimit(): RateLimitState | undefined {
+    return this.#transport.rateLimit;
+  }
+
+  /**
+   * Awaits an `api.GET/POST/...` call and returns its data, or throws a {@link CloudApiError}:
+   * the API's error envelope, or `invalid_response` for anything else (an HTML error page, say).
+   */
+  async call<T>(what: string, pending: Promise<FetchResult<T>>): Promise<T> {
+    let result: FetchResult<T>;
+    try {
+      result = await pending;
+    } catch (err) {
+      if (err instanceof CloudApiError) throw err;
+      if (err instanceof SyntaxError) {
+        throw new CloudApiError(`${what}: response is not JSON`, {
+          status: 200,
+          code: "invalid_response",
+          cause: err,
+        });
+      }
+      if (err instanceof DOMException && err.name === "AbortError") throw err;
+      const message = redact(err instanceof Error ? err.message : String(err));
+      throw new CloudApiError(`${what}: ${message}`, { status: 0, code: "connection_failed", cause: err });
+    }
+    const { response } = result;
+    if (response.ok) {
+      if (
+        response.status !== 204 &&
+        (result.data === undefined || result.data === null || typeof result.data !== "object")
+      ) {
+        throw new CloudApiError(`${what}: empty or non-object response`, {
+          status: response.status,
+          code: "invalid_response",
+        });
+      }
+      return result.data as T;
+    }
+    const envelope =
+      (result.error as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)
+        ?.error;
+    if (envelope && typeof envelope.code === "string") {
+      const message = typeof envelope.message === "string" ? envelope.message : envelope.code;
+      throw new CloudApiError(`${what}: ${redact(message)} (${envelope.code})`, {
+        status: response.status,
+        code: envelope.code,
+        details: envelope.details,
+        retryAfterSeconds: Number(response.headers.get("retry-after")) || undefined,
+      });
+    }
+    throw new CloudApiError(
+      `${what}: unexpected HTTP ${response.status} response without an API error body`,
+      {
+        status: response.status,
+        code: response.status >= 500 ? "server_error" : "invalid_response",
+      },
+    );
+  }
+
+  /** Every item of a paginated list (per_page 50); `key` is the list's field, e.g. `servers`. */
+  async listAll<T>(
+    what: string,
+    key: string,
+    fetchPage: (page: number) => Promise<FetchResult<Record<string, unknown>>>,
+  ): Promise<T[]> {
+    const items: T[] = [];
+    for (let page = 1;; page++) {
+      const data = await this.call(what, fetchPage(page));
+      const list = data[key];
+      if (!Array.isArray(list)) {
+        throw new CloudApiError(`${what}: response has no "${key}" list`, {
+          status: 200,
+          code: "invalid_response",
+        });
+      }
+      items.push(...(list as T[]));
+      const next = (data.meta as { pagination?: { next_page?: number | null } } | undefined)?.pagination
+        ?.next_page;
+      if (!next || list.length === 0) return items;
+    }
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * The hcloud provider's configuration: the official Hetzner CCM's environment variables, with the
+ * same names, defaults and parsing (Go `ParseBool`, Go durations), every problem collected.
+ *
+ * @module
+ */
+import { parseDuration } from "../../config/duration.ts";
+import { parseCidr, parseIp } from "../../lib/cidr.ts";
+
+/** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
+export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
+
+/** Defaults for load balancers (`HCLOUD_LOAD_BALANCERS_*`); `undefined` = not set. */
+export interface LoadBalancerDefaults {
+  enabled: boolean;
+  location?: string;
+  networkZone?: string;
+  type?: string;
+  algorithmType?: "round_robin" | "least_connections";
+  disablePrivateIngress: boolean;
+  usePrivateIp: boolean;
+  disableIpv6: boolean;
+  disablePublicNetwork?: boolean;
+  usesProxyProtocol?: boolean;
+  healthCheckIntervalMs?: number;
+  healthCheckTimeoutMs?: number;
+  healthCheckRetries?: number;
+  privateSubnetIpRange?: string;
+}
+
+/** Everything the hcloud provider reads from the environment. */
+export interface HcloudConfig {
+  token: string;
+  endpoint: string;
+  debug: boolean;
+  /** Network name or ID (`HCLOUD_NETWORK`). */
+  network?: string;
+  networkRoutesEnabled: boolean;
+  networkDisableAttachedCheck: boolean;
+  addressFamily: AddressFamily;
+  zoneLabelEnabled: boolean;
+  serverCacheMaxAgeMs: number;
+  metricsEnabled: boolean;
+  metricsAddress: string;
+  loadBalancers: LoadBalancerDefaults;
+}
+
+/** The public API endpoint. */
+export const DEFAULT_ENDPOINT = "https://api.hetzner.cloud/v1";
+
+/**
+ * Reads the config; returns every problem (each naming the variable and value) instead of throwing.
+ * `config` is only usable when `errors` is empty.
+ */
+export async function readHcloudConfig(
+  env: Record<string, string | undefined>,
+): Promise<{ config: HcloudConfig; errors: string[]; warnings: string[] }> {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const str = (name: string) => {
+    const v = env[name];
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const bool = (name: string, fallback: boolean): boolean => optBool(name) ?? fallback;
+  const optBool = (name: string): boolean | undefined => {
+    const v = str(name);
+    if (v === undefined) return undefined;
+    if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
+    if (["0", "f", "F", "FALSE", "false", "False"].includes(v)) return false;
+    errors.push(`${name}: "${v}" is not a boolean (true or false)`);
+    return undefined;
+  };
+  const duration = (name: string): number | undefined => {
+    const v = str(name);
+    if (v === undefined) return undefined;
+    const ms = parseDuration(v);
+    if (ms === undefined) errors.push(`${name}: "${v}" is not a duration like "10s" or "1m"`);
+    return ms;
+  };
+  const int = (name: string): number | undefined => {
+    const v = str(name);
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v)) errors.push(`${name}: "${v}" is not a non-negative integer`);
+    return Number(v);
+  };
+
+  let token = str("HCLOUD_TOKEN");
+  const tokenFile = str("HCLOUD_TOKEN_FILE");
+  if (!token && tokenFile) {
+    try {
+      token = (await Deno.readTextFile(tokenFile)).trim();
+    } catch (err) {
+      errors.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}: ${(err as Error).message}`);
+    }
+  }
+  if (!token && !tokenFile) errors.push("HCLOUD_TOKEN (or HCLOUD_TOKEN_FILE) is required");
+  else if (token !== undefined && token.length !== 64) {
+    warnings.push("unrecognized token format, expected 64 characters");
+  }
+
+  const endpoint = (str("HCLOUD_ENDPOINT") ?? DEFAULT_ENDPOINT).replace(/\/+$/, "");
+  if (!/^https?:\/\/[^/]/.test(endpoint)) errors.push(`HCLOUD_ENDPOINT: "${endpoint}" is not an http(s) URL`);
+
+  const family = str("HCLOUD_INSTANCES_ADDRESS_FAMILY") ?? "ipv4";
+  if (!["ipv4", "ipv6", "dualstack"].includes(family)) {
+    errors.push(`HCLOUD_INSTANCES_ADDRESS_FAMILY: "${family}" is not one of ipv4, ipv6, dualstack`);
+  }
+  const cacheMode = str("HCLOUD_SERVER_CACHE_MODE");
+  if (cacheMode !== undefined && !["all", "one", "off"].includes(cacheMode)) {
+    errors.push(`HCLOUD_SERVER_CACHE_MODE: "${cacheMode}" is not one of all, one, off`);
+  } else if (cacheMode && cacheMode !== "all") {
+    warnings.push(
+      `HCLOUD_SERVER_CACHE_MODE=${cacheMode} is accepted but deno-ccm always serves lookups from one list`,
+    );
+  }
+  const network = str("HCLOUD_NETWORK");
+  const metricsAddress = str("HCLOUD_METRICS_ADDRESS") ?? ":8233";
+  if (!/^(.*):(\d{1,5})$/.test(metricsAddress)) {
+    errors.push(`HCLOUD_METRICS_ADDRESS: "${metricsAddress}" is not host:port`);
+  }
+
+  const lbPrefix = "HCLOUD_LOAD_BALANCERS_";
+  const location = str(`${lbPrefix}LOCATION`);
+  const networkZone = str(`${lbPrefix}NETWORK_ZONE`);
+  if (location && networkZone) {
+    errors.push(
+      `${lbPrefix}LOCATION and ${lbPrefix}NETWORK_ZONE are mutually exclusive (got "${location}" and "${networkZone}")`,
+    );
+  }
+  for (const [name, v] of [["LOCATION", location], ["NETWORK_ZONE", networkZone]] as const) {
+    if (v !== undefined && !/^[a-z0-9-]+$/.test(v)) {
+      errors.push(`${lbPrefix}${name}: "${v}" is not a location or zone name`);
+    }
+  }
+  const algorithm = str(`${lbPrefix}ALGORITHM_TYPE`)?.toLowerCase();
+  if (algorithm !== undefined && algorithm !== "round_robin" && algorithm !== "least_connections") {
+    errors.push(`${lbPrefix}ALGORITHM_TYPE: "${algorithm}" is not one of round_robin, least_connections`);
+  }
+  const subnet = str(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE`);
+  if (subnet !== undefined && !parseCidr(subnet)) {
+    errors.push(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE: "${subnet}" is not a CIDR range`);
+  }
+
+  const config: HcloudConfig = {
+    token: token ?? "",
+    endpoint,
+    debug: bool("HCLOUD_DEBUG", false),
+    network,
+    networkRoutesEnabled: network ? bool("HCLOUD_NETWORK_ROUTES_ENABLED", true) : false,
+    networkDisableAttachedCheck: bool("HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK", false),
+    addressFamily: family as AddressFamily,
+    zoneLabelEnabled: bool("HCLOUD_INSTANCES_ZONE_LABEL_ENABLED", true),
+    serverCacheMaxAgeMs: duration("HCLOUD_SERVER_CACHE_MAX_AGE") ?? 10_000,
+    metricsEnabled: bool("HCLOUD_METRICS_ENABLED", true),
+    metricsAddress,
+    loadBalancers: {
+      enabled: bool(`${lbPrefix}ENABLED`, true),
+      location,
+      networkZone,
+      type: str(`${lbPrefix}TYPE`),
+      algorithmType: algorithm as LoadBalancerDefaults["algorithmType"],
+      disablePrivateIngress: bool(`${lbPrefix}DISABLE_PRIVATE_INGRESS`, false),
+      usePrivateIp: bool(`${lbPrefix}USE_PRIVATE_IP`, false),
+      disableIpv6: bool(`${lbPrefix}DISABLE_IPV6`, false),
+      disablePublicNetwork: optBool(`${lbPrefix}DISABLE_PUBLIC_NETWORK`),
+      usesProxyProtocol: optBool(`${lbPrefix}USES_PROXYPROTOCOL`),
+      healthCheckIntervalMs: duration(`${lbPrefix}HEALTH_CHECK_INTERVAL`),
+      healthCheckTimeoutMs: duration(`${lbPrefix}HEALTH_CHECK_TIMEOUT`),
+      healthCheckRetries: int(`${lbPrefix}HEALTH_CHECK_RETRIES`),
+      privateSubnetIpRange: subnet,
+    },
+  };
+  if (str("ROBOT_ENABLED") && bool("ROBOT_ENABLED", false)) {
+    errors.push("ROBOT_ENABLED: Robot (dedicated server) support is not implemented by deno-ccm");
+  }
+  return { config, errors, warnings };
+}
+
+/** True when `text` is an IP address (used by annotation parsers too). */
+export function isIp(text: string): boolean {
+  return parseIp(text) !== undefined;
+}

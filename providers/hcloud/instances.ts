@@ -1,0 +1,163 @@
+/**
+ * Instances for Hetzner Cloud servers, with the official CCM's provider IDs, labels and addresses,
+ * all served from the shared {@link ServerCache}.
+ *
+ * @module
+ */
+import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
+import type { InstanceMetadata, Instances } from "../provider.ts";
+import { CloudApiError, TerminalError } from "../errors.ts";
+import type { HcloudClient } from "./client.ts";
+import type { AddressFamily } from "./config.ts";
+import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "./server_cache.ts";
+import { type ServerInfo, toServerInfo } from "./shapes.ts";
+
+/** The kubelet's `--node-ip`, as recorded on the Node. */
+export const PROVIDED_NODE_IP = "alpha.kubernetes.io/provided-node-ip";
+
+/** Legacy zone names: the official CCM reports the old datacenter name as the zone. */
+const LEGACY_DATACENTER: Record<string, string> = {
+  fsn1: "fsn1-dc14",
+  nbg1: "nbg1-dc3",
+  hel1: "hel1-dc2",
+  ash: "ash-dc1",
+  hil: "hil-dc1",
+  sin: "sin-dc1",
+};
+
+/** What a provider ID says. */
+export type ParsedProviderId =
+  | { kind: "cloud"; id: number }
+  | { kind: "robot"; raw: string }
+  | { kind: "foreign"; raw: string }
+  | { kind: "none" };
+
+/** Parses `hcloud://<id>`; `hcloud://bm-<n>` and `hrobot://<n>` are Robot servers (not ours). */
+export function parseProviderId(providerID: string | undefined): ParsedProviderId {
+  if (!providerID) return { kind: "none" };
+  if (providerID.startsWith("hcloud://bm-") || providerID.startsWith("hrobot://")) {
+    return { kind: "robot", raw: providerID };
+  }
+  const m = providerID.match(/^hcloud:\/\/(\d+)$/);
+  return m ? { kind: "cloud", id: Number(m[1]) } : { kind: "foreign", raw: providerID };
+}
+
+/** Settings of {@link HcloudInstances}. */
+export interface InstancesOptions {
+  addressFamily: AddressFamily;
+  zoneLabelEnabled: boolean;
+  /** The configured network's ID, for InternalIP. */
+  networkId?: number;
+}
+
+/** See the module doc. */
+export class HcloudInstances implements Instances {
+  readonly #cache: ServerCache;
+  readonly #client: HcloudClient;
+  readonly #options: InstancesOptions;
+
+  constructor(client: HcloudClient, cache: ServerCache, options: InstancesOptions) {
+    this.#client = client;
+    this.#cache = cache;
+    this.#options = options;
+  }
+
+  /**
+   * False only when the server is confirmed gone: a cache miss is checked once with a direct
+   * `GET /servers/{id}` (404), because a Node is deleted on this answer.
+   */
+  async instanceExists(node: Node): Promise<boolean> {
+    const parsed = parseProviderId(node.spec?.providerID);
+    if (parsed.kind === "robot" || parsed.kind === "foreign") return true; // not ours: never delete
+    const server = await this.#find(node);
+    if (server) return true;
+    if (parsed.kind !== "cloud") return false;
+    try {
+      await this.#client.call(
+        "get server",
+        this.#client.api.GET("/servers/{id}", { params: { path: { id: parsed.id } } }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof CloudApiError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  /** True when the server's status is `off` (other transitional states are not shutdown). */
+  async instanceShutdown(node: Node): Promise<boolean> {
+    if (parseProviderId(node.spec?.providerID).kind === "robot") return false;
+    const server = await this.#find(node);
+    return server?.status === "off";
+  }
+
+  /** Metadata of the Node's server, or undefined when none matches it. */
+  async instanceMetadata(node: Node): Promise<InstanceMetadata | undefined> {
+    const parsed = parseProviderId(node.spec?.providerID);
+    if (parsed.kind === "robot" || parsed.kind === "foreign") {
+      throw new TerminalError(
+        `provider ID "${parsed.raw}" is not a Hetzner Cloud server (Robot servers are not supported)`,
+      );
+    }
+    const server = await this.#find(node);
+    if (!server) return undefined;
+    return {
+      providerID: `hcloud://${server.id}`,
+      instanceType: server.serverType,
+      region: server.location,
+      zone: this.#options.zoneLabelEnabled
+        ? LEGACY_DATACENTER[server.location] ?? server.location
+        : undefined,
+      nodeAddresses: this.addressesOf(server),
+      additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
+    };
+  }
+
+  /** The official CCM's address list: Hostname, ExternalIP v4, ExternalIP v6 `::1`, InternalIP. */
+  addressesOf(server: ServerInfo): NodeAddress[] {
+    const family = this.#options.addressFamily;
+    const addresses: NodeAddress[] = [{ type: "Hostname", address: server.name }];
+    if (family !== "ipv6" && server.ipv4 && server.ipv4 !== "0.0.0.0") {
+      addresses.push({ type: "ExternalIP", address: server.ipv4 });
+    }
+    if (family !== "ipv4" && server.ipv6Net) {
+      addresses.push({ type: "ExternalIP", address: ipv6HostOne(server.ipv6Net) });
+    }
+    const privateIp = server.privateNets.find((p) => p.network === this.#options.networkId)?.ip;
+    if (this.#options.networkId !== undefined && privateIp) {
+      addresses.push({ type: "InternalIP", address: privateIp });
+    }
+    return addresses;
+  }
+
+  /**
+   * Finds the Node's server: by provider ID, else by name, else by the kubelet's provided node IP
+   * when exactly one server has it. The snapshot must be newer than the Node, so a server created
+   * just before its Node is never missed.
+   */
+  async #find(node: Node): Promise<ServerInfo | undefined> {
+    const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
+    const snapshot = await this.#cache.get({ notBefore: created });
+    return lookup(snapshot, node);
+  }
+}
+
+/** Pure lookup of a Node's server in a snapshot. */
+export function lookup(snapshot: ServerSnapshot, node: Node): ServerInfo | undefined {
+  const parsed = parseProviderId(node.spec?.providerID);
+  if (parsed.kind === "cloud") return snapshot.byId.get(parsed.id);
+  if (parsed.kind !== "none") return undefined;
+  const name = node.metadata?.name ?? "";
+  const byName = snapshot.byName.get(name);
+  if (byName) return byName;
+  const ips = (node.metadata?.annotations?.[PROVIDED_NODE_IP] ?? "").split(",").map((s) => s.trim()).filter(
+    Boolean,
+  );
+  for (const ip of ips) {
+    const matches = snapshot.byIp.get(ip) ?? [];
+    if (matches.length === 1) return matches[0];
+  }
+  return undefined;
+}
+
+export { toServerInfo };

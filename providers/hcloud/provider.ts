@@ -1,0 +1,82 @@
+/**
+ * The Hetzner Cloud provider: instances (and, as they land, load balancers and routes) on one
+ * client, one server cache and one action waiter.
+ *
+ * @module
+ */
+import type { CloudProvider } from "../provider.ts";
+import { CloudApiError } from "../errors.ts";
+import { HcloudClient } from "./client.ts";
+import type { HcloudConfig } from "./config.ts";
+import { HcloudInstances, type InstancesOptions } from "./instances.ts";
+import { ServerCache } from "./server_cache.ts";
+import { ActionWaiter } from "./action_waiter.ts";
+import { toNetworkInfo } from "./shapes.ts";
+import type { Registry } from "../../lib/metrics.ts";
+import { logger } from "../../lib/log.ts";
+
+/** See the module doc. */
+export class HcloudProvider implements CloudProvider {
+  readonly name = "hcloud";
+  readonly client: HcloudClient;
+  readonly cache: ServerCache;
+  readonly actions: ActionWaiter;
+  readonly instances: HcloudInstances;
+  readonly config: HcloudConfig;
+  /** The configured network's ID, known after {@link initialize}. */
+  networkId?: number;
+  readonly #instanceOptions: InstancesOptions;
+
+  constructor(config: HcloudConfig, registry?: Registry, userAgent = "deno-ccm") {
+    this.config = config;
+    this.client = new HcloudClient({
+      endpoint: config.endpoint,
+      token: config.token,
+      userAgent,
+      metrics: registry,
+    });
+    this.cache = new ServerCache(this.client, { maxAgeMs: config.serverCacheMaxAgeMs, metrics: registry });
+    this.actions = new ActionWaiter(this.client);
+    this.#instanceOptions = {
+      addressFamily: config.addressFamily,
+      zoneLabelEnabled: config.zoneLabelEnabled,
+    };
+    this.instances = new HcloudInstances(this.client, this.cache, this.#instanceOptions);
+  }
+
+  /** Checks the token (`GET /locations`, as the official CCM does) and resolves `HCLOUD_NETWORK`. */
+  async initialize(signal: AbortSignal): Promise<void> {
+    await this.client.call(
+      "validate token",
+      this.client.api.GET("/locations", { params: { query: { per_page: 1 } }, signal }),
+    );
+    if (this.config.network) {
+      const wanted = this.config.network;
+      const byId = /^\d+$/.test(wanted)
+        ? await this.client.call(
+          "get network",
+          this.client.api.GET("/networks/{id}", { params: { path: { id: Number(wanted) } }, signal }),
+        )
+          .then((d) => d.network, (err) => {
+            if (err instanceof CloudApiError && err.status === 404) return undefined;
+            throw err;
+          })
+        : undefined;
+      const network = byId ??
+        (await this.client.call(
+          "find network",
+          this.client.api.GET("/networks", { params: { query: { name: wanted } }, signal }),
+        ))
+          .networks[0];
+      if (!network) {
+        throw new CloudApiError(`HCLOUD_NETWORK: network "${wanted}" not found`, {
+          status: 404,
+          code: "not_found",
+        });
+      }
+      this.networkId = toNetworkInfo(network).id;
+      this.#instanceOptions.networkId = this.networkId;
+      logger("hcloud").info("using network {name} ({id})", { name: network.name, id: network.id });
+    }
+  }
+}

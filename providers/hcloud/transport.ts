@@ -1,0 +1,129 @@
+/**
+ * The transport under the hcloud client: one function from `Request` to `Response` that adds the
+ * token, a timeout, rate-limit awareness (`RateLimit-*` headers), retries with jittered backoff for
+ * requests that are safe to repeat, and a metric for every API call.
+ *
+ * @module
+ */
+import type { Registry } from "../../lib/metrics.ts";
+import { abortableSleep, backoffDelay } from "../../lib/sleep.ts";
+import { logger } from "../../lib/log.ts";
+
+/** The contract: any `fetch`-like function. Tests may swap it. */
+export type HcloudTransport = (request: Request) => Promise<Response>;
+
+/** Header the client sets with the OpenAPI path template (`/servers/{id}`) for metrics; never sent. */
+export const ENDPOINT_HEADER = "x-deno-ccm-endpoint";
+
+/** The API's rate-limit state as last reported. */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the bucket is full again. */
+  reset: number;
+}
+
+/** Settings of {@link createTransport}. */
+export interface TransportOptions {
+  token: string;
+  userAgent?: string;
+  /** Per attempt, default 15 s (the official CCM's). */
+  timeoutMs?: number;
+  /** Retries after the first attempt (default 5). */
+  maxRetries?: number;
+  /** Backoff base (default 1 s, doubling, capped at 30 s, with jitter). */
+  retryBaseMs?: number;
+  metrics?: Registry;
+  /** The fetch to send with (default: global fetch). */
+  fetch?: HcloudTransport;
+}
+
+/** A transport plus the rate-limit state it observed. */
+export interface InstrumentedTransport {
+  send: HcloudTransport;
+  rateLimit: RateLimitState | undefined;
+}
+
+/** Builds the transport. */
+export function createTransport(options: TransportOptions): InstrumentedTransport {
+  const log = logger("hcloud");
+  const send = options.fetch ?? ((r: Request) => fetch(r));
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const maxRetries = options.maxRetries ?? 5;
+  const base = options.retryBaseMs ?? 1_000;
+  const m = options.metrics;
+  const requests = m?.counter(
+    "hcloud_api_requests_total",
+    "Hetzner Cloud API requests by endpoint, method and HTTP code (0 = no response).",
+  );
+  const latency = m?.histogram(
+    "hcloud_api_request_duration_seconds",
+    "Hetzner Cloud API request latency by method.",
+  );
+  const remainingGauge = m?.gauge(
+    "hcloud_api_ratelimit_remaining",
+    "Requests left in the API's rate-limit bucket.",
+  );
+  const state: InstrumentedTransport = { rateLimit: undefined, send: () => Promise.reject() };
+
+  state.send = async (original: Request) => {
+    const endpoint = original.headers.get(ENDPOINT_HEADER) ?? new URL(original.url).pathname;
+    const body = original.body ? await original.arrayBuffer() : undefined;
+    const idempotent = original.method === "GET" || original.method === "HEAD";
+    for (let attempt = 0;; attempt++) {
+      // Respect the bucket: when it is empty, wait for one token instead of earning a 429.
+      const rl = state.rateLimit;
+      if (rl && rl.remaining < 1) {
+        const perToken = 3_600_000 / Math.max(1, rl.limit);
+        await abortableSleep(perToken, original.signal);
+        rl.remaining = 1;
+      }
+      const headers = new Headers(original.headers);
+      headers.delete(ENDPOINT_HEADER);
+      headers.set("authorization", `Bearer ${options.token}`);
+      headers.set("user-agent", options.userAgent ?? "deno-ccm");
+      const signal = AbortSignal.any([original.signal, AbortSignal.timeout(timeoutMs)]);
+      const started = performance.now();
+      let response: Response | undefined;
+      let failure: unknown;
+      try {
+        response = await send(new Request(original.url, { method: original.method, headers, body, signal }));
+      } catch (err) {
+        if (original.signal.aborted) throw original.signal.reason;
+        failure = err;
+      }
+      const code = response?.status ?? 0;
+      requests?.inc({ endpoint, method: original.method, code: String(code) });
+      latency?.observe({ method: original.method }, (performance.now() - started) / 1000);
+      if (response) {
+        const limit = Number(response.headers.get("ratelimit-limit"));
+        const remaining = Number(response.headers.get("ratelimit-remaining"));
+        const reset = Number(response.headers.get("ratelimit-reset"));
+        if (response.headers.has("ratelimit-remaining") && Number.isFinite(remaining)) {
+          state.rateLimit = { limit: limit || 3600, remaining, reset };
+          remainingGauge?.set({}, remaining);
+        }
+      }
+      // 429 was not processed, so any method may repeat it; 5xx and lost connections only for reads.
+      const retryable = code === 429 || (idempotent && (code === 0 || code >= 500));
+      if (!retryable || attempt >= maxRetries) {
+        if (response) return response;
+        throw failure;
+      }
+      const retryAfter = Number(response?.headers.get("retry-after"));
+      const delay = retryAfter > 0
+        ? retryAfter * 1000
+        : backoffDelay(attempt, { baseMs: base, maxMs: 30_000, jitter: 0.5 });
+      await response?.body?.cancel();
+      log.debug("{method} {endpoint} answered {code}; retry {n} in {ms} ms", {
+        method: original.method,
+        endpoint,
+        code,
+        n: attempt + 1,
+        ms: Math.round(delay),
+      });
+      await abortableSleep(delay, original.signal);
+    }
+  };
+  return state;
+}

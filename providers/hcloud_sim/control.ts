@@ -1,0 +1,151 @@
+/**
+ * The simulator's control API under `/_sim/` (no auth, not audited): seed state, add, delete,
+ * power and re-address servers, set faults and action behaviour, and read the audit log.
+ *
+ * @module
+ */
+import { BodyReader } from "./http_kit.ts";
+import { byId, route, type SimRoute } from "./router.ts";
+import type { Faults, Simulator } from "./simulator.ts";
+import type { ServerSeed } from "./world.ts";
+
+/** A seed document: networks first, then servers (which may attach to them). */
+export interface SeedState {
+  networks?: {
+    name: string;
+    ip_range: string;
+    subnets?: { ip_range: string; network_zone: string; type?: string }[];
+    routes?: { destination: string; gateway: string }[];
+  }[];
+  servers?: ServerSeed[];
+  /** Action duration in ms. */
+  action_duration_ms?: number;
+}
+
+/** Applies a seed document to the simulator's world. */
+export function applySeed(sim: Simulator, seed: SeedState): void {
+  const world = sim.world;
+  for (const n of seed.networks ?? []) {
+    const id = world.id();
+    world.networks.set(id, {
+      id,
+      name: n.name,
+      ip_range: n.ip_range,
+      subnets: (n.subnets ?? []).map((s) => ({
+        type: (s.type ?? "cloud") as "cloud",
+        ip_range: s.ip_range,
+        network_zone: s.network_zone,
+        gateway: s.ip_range.replace(/\.\d+\/\d+$/, ".1"),
+        vswitch_id: null,
+      })),
+      routes: n.routes ?? [],
+      servers: [],
+      load_balancers: [],
+      labels: {},
+      protection: { delete: false },
+      created: new Date(world.now()).toISOString(),
+      expose_routes_to_vswitch: false,
+    });
+  }
+  for (const s of seed.servers ?? []) world.addServer(s);
+  if (seed.action_duration_ms !== undefined) world.actionDurationMs = seed.action_duration_ms;
+}
+
+/** The control routes. */
+export function controlRoutes(sim: Simulator): SimRoute[] {
+  const server = (id: string) => byId(sim.world.servers, id, "server");
+  return [
+    route("GET", "/state", () => ({
+      status: 200,
+      body: {
+        servers: [...sim.world.servers.keys()].map((id) => sim.render(id)),
+        networks: [...sim.world.networks.values()],
+        load_balancers: [...sim.world.loadBalancers.values()],
+        certificates: [...sim.world.certificates.values()],
+      },
+    })),
+    route("POST", "/seed", (req) => {
+      applySeed(sim, (req.body ?? {}) as SeedState);
+      return { status: 204 };
+    }),
+    route(
+      "POST",
+      "/servers",
+      (req) => ({
+        status: 201,
+        body: { server: sim.render(sim.world.addServer(req.body as ServerSeed).id) },
+      }),
+    ),
+    route("DELETE", "/servers/{id}", (_req, p) => {
+      const s = server(p.id);
+      for (const pn of [...s.private_net]) {
+        const network = sim.world.networks.get(pn.network!);
+        if (network) sim.world.detachServer(s, network);
+      }
+      sim.world.servers.delete(s.id);
+      return { status: 204 };
+    }),
+    route("POST", "/servers/{id}/power_off", (_req, p) => {
+      server(p.id).status = "off";
+      return { status: 204 };
+    }),
+    route("POST", "/servers/{id}/power_on", (_req, p) => {
+      server(p.id).status = "running";
+      return { status: 204 };
+    }),
+    route("POST", "/servers/{id}/private_net", (req, p) => {
+      // Moves the server to another IP in a network (detach + attach in one step).
+      const s = server(p.id);
+      const r = new BodyReader(req.body);
+      const networkId = r.int("network", { required: true });
+      const ip = r.string("ip");
+      r.done();
+      const network = byId(sim.world.networks, String(networkId), "network");
+      if (s.private_net.some((pn) => pn.network === network.id)) sim.world.detachServer(s, network);
+      sim.world.attachServer(s, network, ip);
+      return { status: 200, body: { server: sim.render(s.id) } };
+    }),
+    route("PUT", "/faults", (req) => {
+      const body = (req.body ?? {}) as Partial<Faults> & {
+        action_failure_rate?: number;
+        fail_next_actions?: number;
+        action_duration_ms?: number;
+      };
+      sim.faults = {
+        rules: body.rules ?? [],
+        latencyMs: body.latencyMs ?? 0,
+        latencySpike: body.latencySpike,
+        rateLimitBurst: body.rateLimitBurst ?? 0,
+      };
+      sim.world.actionFailure = { rate: body.action_failure_rate ?? 0, next: body.fail_next_actions ?? 0 };
+      if (body.action_duration_ms !== undefined) sim.world.actionDurationMs = body.action_duration_ms;
+      return { status: 200, body: sim.faults };
+    }),
+    route("GET", "/faults", () => ({ status: 200, body: sim.faults })),
+    route("GET", "/audit", (req) => {
+      const since = Number(req.query.get("since") ?? 0);
+      const entries = sim.audit.filter((e) => e.time >= since);
+      const byRoute: Record<string, number> = {};
+      const byStatus: Record<string, number> = {};
+      for (const e of entries) {
+        byRoute[e.route] = (byRoute[e.route] ?? 0) + 1;
+        byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
+      }
+      return {
+        status: 200,
+        body: {
+          total: entries.length,
+          by_route: byRoute,
+          by_status: byStatus,
+          rate_limited: sim.rateLimited,
+          entries,
+        },
+      };
+    }),
+    route("DELETE", "/audit", () => {
+      sim.audit.length = 0;
+      return { status: 204 };
+    }),
+    route("GET", "/health", () => ({ status: 200, body: { ok: true } })),
+  ];
+}

@@ -1,0 +1,231 @@
+/**
+ * Load balancer services and targets: parsing request bodies (with the API's defaults and error
+ * codes) and rendering resolved targets with health status.
+ *
+ * @module
+ */
+import type { components } from "../hcloud/api_types.ts";
+import { type BodyReader, faults } from "./http_kit.ts";
+import { parseLabelSelector } from "./label_selector.ts";
+import type { LoadBalancer, World } from "./world.ts";
+import { parseIp } from "../../lib/cidr.ts";
+
+type Service = components["schemas"]["load_balancer_service"];
+type Target = components["schemas"]["load_balancer_target"];
+
+/**
+ * Reads a service from an add_service/update_service body (or `services[i]` of a create). For
+ * updates, `base` is the current service and absent fields keep their values. The real API
+ * fills defaults the spec does not show (hcloud-go and the official CCM send partial health
+ * checks), so only protocol and ports are required.
+ */
+export function readService(r: BodyReader, body: Record<string, unknown>, base?: Service): Service {
+  const s = r.nested(body, "");
+  const protocol = (s.string("protocol", {
+    required: !base,
+    check: (v) => ["tcp", "http", "https"].includes(v) ? undefined : "must be tcp, http or https",
+  }) ?? base?.protocol ?? "tcp") as Service["protocol"];
+  const port = (v: number) => v >= 1 && v <= 65535 ? undefined : "must be a port between 1 and 65535";
+  const defaultListen = protocol === "http" ? 80 : protocol === "https" ? 443 : undefined;
+  const listen = s.int("listen_port", { required: !base && defaultListen === undefined, check: port }) ??
+    base?.listen_port ??
+    defaultListen ?? 0;
+  const destination = s.int("destination_port", { required: !base && protocol === "tcp", check: port }) ??
+    base?.destination_port ?? 80;
+  const proxy = s.bool("proxyprotocol") ?? base?.proxyprotocol ?? false;
+  const hc = s.object("health_check") ?? {};
+  const h = s.nested(hc, "health_check.");
+  const hcProtocol = (h.string("protocol", {
+    check: (v) => ["tcp", "http"].includes(v) ? undefined : "must be tcp or http",
+  }) ??
+    base?.health_check.protocol ?? "tcp") as "tcp" | "http";
+  const hcHttp = h.object("http");
+  const health: Service["health_check"] = {
+    protocol: hcProtocol,
+    port: h.int("port", { check: port }) ?? base?.health_check.port ?? destination,
+    interval:
+      h.int("interval", { check: (v) => v >= 3 && v <= 60 ? undefined : "must be between 3 and 60" }) ??
+        base?.health_check.interval ?? 15,
+    timeout: h.int("timeout", { check: (v) => v >= 1 && v <= 60 ? undefined : "must be between 1 and 60" }) ??
+      base?.health_check.timeout ?? 10,
+    retries: h.int("retries", { check: (v) => v >= 0 && v <= 5 ? undefined : "must be between 0 and 5" }) ??
+      base?.health_check.retries ?? 3,
+  };
+  if (hcProtocol === "http") {
+    const prev = base?.health_check.http;
+    health.http = {
+      domain: (hcHttp?.domain as string | null | undefined) ?? prev?.domain ?? null,
+      path: (hcHttp?.path as string | undefined) ?? prev?.path ?? "/",
+      response: (hcHttp?.response as string | undefined) ?? prev?.response ?? "",
+      status_codes: (hcHttp?.status_codes as string[] | undefined) ?? prev?.status_codes ?? ["2??", "3??"],
+      tls: (hcHttp?.tls as boolean | undefined) ?? prev?.tls ?? false,
+    };
+  }
+  s.absorb(h);
+  const service: Service = {
+    protocol,
+    listen_port: listen,
+    destination_port: destination,
+    proxyprotocol: proxy,
+    health_check: health,
+  };
+  if (protocol !== "tcp") {
+    const http = s.object("http") ?? {};
+    const prev = base?.http;
+    service.http = {
+      cookie_name: (http.cookie_name as string | undefined) ?? prev?.cookie_name ?? "HCLBSTICKY",
+      cookie_lifetime: (http.cookie_lifetime as number | undefined) ?? prev?.cookie_lifetime ?? 300,
+      certificates: (http.certificates as number[] | undefined) ?? prev?.certificates ?? [],
+      redirect_http: (http.redirect_http as boolean | undefined) ?? prev?.redirect_http ?? false,
+      sticky_sessions: (http.sticky_sessions as boolean | undefined) ?? prev?.sticky_sessions ?? false,
+      timeout_idle: (http.timeout_idle as number | undefined) ??
+        (prev as { timeout_idle?: number })?.timeout_idle,
+    } as Service["http"];
+  }
+  r.absorb(s);
+  return service;
+}
+
+/** Adds a service, enforcing unique listen ports and the type's service limit. */
+export function addService(world: World, lb: LoadBalancer, service: Service): void {
+  if (lb.services.some((s) => s.listen_port === service.listen_port)) {
+    throw faults.code(422, "source_port_already_used", `listen port ${service.listen_port} is already used`);
+  }
+  if (lb.services.length >= lb.load_balancer_type.max_services) {
+    throw faults.code(403, "resource_limit_exceeded", "service limit of the load balancer type reached", {
+      limits: [{ name: "services" }],
+    });
+  }
+  for (const id of service.http?.certificates ?? []) {
+    if (!world.certificates.has(id)) {
+      throw faults.invalid({ "http.certificates": [`certificate ${id} not found`] });
+    }
+  }
+  lb.services.push(service);
+}
+
+/** Reads a target body (`add_target`, `remove_target`, `targets[i]`). */
+export function readTarget(r: BodyReader, body: Record<string, unknown>): Target {
+  const t = r.nested(body, "");
+  const type = t.string("type", {
+    required: true,
+    check: (v) =>
+      ["server", "label_selector", "ip"].includes(v) ? undefined : "must be server, label_selector or ip",
+  }) as Target["type"];
+  const target: Target = { type, use_private_ip: false };
+  if (type === "server") {
+    const id = t.nested(t.object("server", { required: true }) ?? {}, "server.").int("id", {
+      required: true,
+    });
+    target.server = { id: id ?? 0 };
+  } else if (type === "label_selector") {
+    const sel = t.object("label_selector", { required: true });
+    const selector = t.nested(sel ?? {}, "label_selector.").string("selector", {
+      required: true,
+      check: (v) => {
+        try {
+          parseLabelSelector(v);
+          return undefined;
+        } catch (err) {
+          return (err as Error).message;
+        }
+      },
+    });
+    target.label_selector = { selector: selector ?? "" };
+  } else if (type === "ip") {
+    const ip = t.nested(t.object("ip", { required: true }) ?? {}, "ip.").string("ip", {
+      required: true,
+      check: (v) => parseIp(v) ? undefined : "is not an IP address",
+    });
+    target.ip = { ip: ip ?? "" };
+  }
+  const usePrivate = t.bool("use_private_ip");
+  if (usePrivate && type === "ip") t.fail("use_private_ip", "is not allowed for ip targets");
+  target.use_private_ip = usePrivate ?? false;
+  r.absorb(t);
+  return target;
+}
+
+/** Same target identity (type + server / selector / ip). */
+export function sameTarget(a: Target, b: Target): boolean {
+  return a.type === b.type && a.server?.id === b.server?.id &&
+    a.label_selector?.selector === b.label_selector?.selector &&
+    a.ip?.ip === b.ip?.ip;
+}
+
+/** Adds a target with the API's checks (existence, zone, private network, duplicates, limits). */
+export function addTarget(world: World, lb: LoadBalancer, target: Target): void {
+  if (lb.targets.some((t) => sameTarget(t, target))) {
+    throw faults.code(422, "target_already_defined", "target is already defined");
+  }
+  if (target.type === "server") {
+    const server = world.servers.get(target.server!.id);
+    if (!server) throw faults.invalid({ "server.id": ["server not found"] });
+    if (server.location.network_zone !== lb.location.network_zone) {
+      throw faults.code(
+        422,
+        "unsupported_error",
+        "servers and load balancers needs to be in the same network zone, cross network zone is not supported",
+      );
+    }
+  }
+  if (
+    target.type === "ip" && [...world.servers.values()].some((s) => s.public_net.ipv4?.ip === target.ip!.ip)
+  ) {
+    throw faults.code(
+      422,
+      "cloud_resource_ip_not_allowed",
+      "IP belongs to a cloud resource; use a server target",
+    );
+  }
+  if (target.use_private_ip) {
+    if (lb.private_net.length === 0) {
+      throw faults.code(
+        422,
+        "load_balancer_not_attached_to_network",
+        "load balancer is not attached to a network",
+      );
+    }
+    if (target.type === "server") {
+      const server = world.servers.get(target.server!.id)!;
+      if (!server.private_net.some((p) => lb.private_net.some((l) => l.network === p.network))) {
+        throw faults.code(
+          422,
+          "server_not_attached_to_network",
+          "server is not attached to the load balancer's network",
+        );
+      }
+    }
+  }
+  if (lb.targets.length >= lb.load_balancer_type.max_targets) {
+    throw faults.code(403, "resource_limit_exceeded", "target limit of the load balancer type reached", {
+      limits: [{ name: "targets" }],
+    });
+  }
+  lb.targets.push(target);
+}
+
+/** The LB as the API shows it: label-selector targets resolved, health per service port. */
+export function renderLoadBalancer(world: World, lb: LoadBalancer): LoadBalancer {
+  const health = () => lb.services.map((s) => ({ listen_port: s.listen_port, status: "healthy" as const }));
+  const out = structuredClone(lb);
+  out.targets = lb.targets.map((t) => {
+    if (t.type === "label_selector") {
+      const selector = parseLabelSelector(t.label_selector!.selector);
+      const servers = [...world.servers.values()].filter((s) =>
+        selector.matches(s.labels) && s.location.network_zone === lb.location.network_zone
+      );
+      return {
+        ...t,
+        targets: servers.map((s) => ({
+          type: "server",
+          server: { id: s.id },
+          health_status: health(),
+          use_private_ip: t.use_private_ip,
+        })),
+      };
+    }
+    return { ...t, health_status: health() };
+  });
+  return out;
+}

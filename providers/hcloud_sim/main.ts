@@ -1,0 +1,62 @@
+/**
+ * Runs the Hetzner Cloud API simulator standalone with a seeded demo state:
+ *
+ *   deno task sim --port 8080 [--seed file.json] [--action-duration 1s] [--latency 50ms]
+ *
+ * Point any Hetzner client at it with HCLOUD_ENDPOINT=http://127.0.0.1:8080/v1 and the token it
+ * prints.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { DEFAULT_SIM_TOKEN, Simulator } from "./simulator.ts";
+import { applySeed, type SeedState } from "./control.ts";
+import { parseDuration } from "../../config/duration.ts";
+
+/** The demo project: a network and three servers attached to it. */
+export const DEMO_SEED: SeedState = {
+  networks: [{
+    name: "k8s",
+    ip_range: "10.0.0.0/8",
+    subnets: [{ ip_range: "10.0.0.0/24", network_zone: "eu-central" }],
+  }],
+  servers: [
+    { name: "control-plane", server_type: "cpx21", location: "fsn1", private_net: [{ network: "k8s" }] },
+    { name: "worker-1", server_type: "cx22", location: "fsn1", private_net: [{ network: "k8s" }] },
+    { name: "worker-2", server_type: "cx22", location: "nbg1", private_net: [{ network: "k8s" }] },
+  ],
+};
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      port: { type: "string", default: "8080" },
+      hostname: { type: "string", default: "127.0.0.1" },
+      seed: { type: "string" },
+      "action-duration": { type: "string", default: "1s" },
+      latency: { type: "string", default: "0s" },
+      token: { type: "string", default: DEFAULT_SIM_TOKEN },
+    },
+  });
+  const actionMs = parseDuration(values["action-duration"]!);
+  const latencyMs = parseDuration(values.latency!);
+  if (actionMs === undefined || latencyMs === undefined || !/^\d+$/.test(values.port!)) {
+    console.error("sim: --port must be a number, --action-duration and --latency durations like 1s or 50ms");
+    Deno.exit(2);
+  }
+  const sim = new Simulator({
+    hostname: values.hostname,
+    port: Number(values.port),
+    tokens: [values.token!],
+    actionDurationMs: actionMs,
+    latencyMs,
+  });
+  applySeed(sim, values.seed ? JSON.parse(await Deno.readTextFile(values.seed)) : DEMO_SEED);
+  sim.start();
+  console.error(
+    `token: ${
+      values.token === DEFAULT_SIM_TOKEN ? "(default simulator token) " : ""
+    }HCLOUD_TOKEN=${values.token}`,
+  );
+}

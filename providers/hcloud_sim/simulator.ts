@@ -1,0 +1,302 @@
+/**
+ * A Hetzner Cloud API simulator on `Deno.serve`: the `/v1` API (bearer auth, per-token rate limit
+ * with `RateLimit-*` headers, JSON error envelopes, pagination) over a {@link World}, plus a control
+ * API under `/_sim/` for tests: seeding, server power and deletion, fault injection, and an audit
+ * log of every `/v1` request.
+ *
+ * @module
+ */
+import { ApiFault, faults, type Reply, type SimRequest } from "./http_kit.ts";
+import type { HandlerContext, SimRoute } from "./router.ts";
+import { renderServer, serverRoutes } from "./routes_servers.ts";
+import { networkRoutes } from "./routes_networks.ts";
+import { loadBalancerRoutes } from "./routes_load_balancers.ts";
+import { type ServerSeed, World } from "./world.ts";
+import { controlRoutes } from "./control.ts";
+
+/** A fault rule: requests whose `METHOD /path` matches `match` (a regex) fail. */
+export interface FaultRule {
+  match: string;
+  /** Probability per matching request (default 1). */
+  rate?: number;
+  status: number;
+  code: string;
+  message?: string;
+  /** Answer with an HTML page instead of the JSON envelope (a proxy's 502). */
+  html?: boolean;
+  /** Stop after this many injected failures. */
+  count?: number;
+  /** Stop at this time (ms since epoch). */
+  untilMs?: number;
+}
+
+/** Fault knobs, settable through `PUT /_sim/faults`. */
+export interface Faults {
+  rules: FaultRule[];
+  /** Latency added to every `/v1` request. */
+  latencyMs: number;
+  /** Occasional extra latency. */
+  latencySpike?: { rate: number; ms: number };
+  /** The next N `/v1` requests answer 429. */
+  rateLimitBurst: number;
+}
+
+/** One audited `/v1` request. */
+export interface AuditEntry {
+  time: number;
+  method: string;
+  path: string;
+  query: string;
+  /** The matched route, e.g. `GET /servers/{id}`. */
+  route: string;
+  status: number;
+  userAgent: string;
+}
+
+/** Settings of a {@link Simulator}. */
+export interface SimulatorOptions {
+  hostname?: string;
+  port?: number;
+  /** Accepted API tokens (one project). */
+  tokens?: string[];
+  /** Requests per hour per token (default 3600, refilling evenly). */
+  rateLimit?: number;
+  actionDurationMs?: number;
+  latencyMs?: number;
+  /** Called for every `/v1` response (tests validate bodies against the OpenAPI schema). */
+  onResponse?: (info: { method: string; route: string; status: number; body: unknown }) => void;
+  quiet?: boolean;
+}
+
+/** The token the simulator accepts by default (64 characters, like real tokens). */
+export const DEFAULT_SIM_TOKEN = "sim".padEnd(64, "0123456789abcdef");
+
+/** A running simulator. */
+export class Simulator {
+  readonly world = new World();
+  readonly audit: AuditEntry[] = [];
+  faults: Faults = { rules: [], latencyMs: 0, rateLimitBurst: 0 };
+  readonly tokens: Set<string>;
+  readonly #routes: SimRoute[] = [...serverRoutes(), ...networkRoutes(), ...loadBalancerRoutes()];
+  readonly #control: SimRoute[];
+  readonly #buckets = new Map<string, { remaining: number; at: number }>();
+  readonly #limit: number;
+  readonly #options: SimulatorOptions;
+  #server?: Deno.HttpServer<Deno.NetAddr>;
+  /** Responses with status 429 sent so far. */
+  rateLimited = 0;
+
+  constructor(options: SimulatorOptions = {}) {
+    this.#options = options;
+    this.tokens = new Set(options.tokens ?? [DEFAULT_SIM_TOKEN]);
+    this.#limit = options.rateLimit ?? 3600;
+    this.world.actionDurationMs = options.actionDurationMs ?? 1_000;
+    this.faults.latencyMs = options.latencyMs ?? 0;
+    this.#control = controlRoutes(this);
+  }
+
+  /** Starts listening (port 0 = any free port). */
+  start(): this {
+    this.#server = Deno.serve({
+      hostname: this.#options.hostname ?? "127.0.0.1",
+      port: this.#options.port ?? 0,
+      onListen: (addr) => {
+        if (!this.#options.quiet) {
+          console.error(`hcloud simulator listening on http://${addr.hostname}:${addr.port}/v1`);
+        }
+      },
+    }, (req) => this.handle(req));
+    return this;
+  }
+
+  /** `http://host:port` of the running server. */
+  get url(): string {
+    const addr = this.#server!.addr;
+    return `http://${addr.hostname}:${addr.port}`;
+  }
+
+  /** The API endpoint, for `HCLOUD_ENDPOINT`. */
+  get endpoint(): string {
+    return `${this.url}/v1`;
+  }
+
+  /** Stops the server. */
+  async stop(): Promise<void> {
+    await this.#server?.shutdown();
+  }
+
+  /** Adds a server (seeding). */
+  addServer(seed: ServerSeed) {
+    return this.world.addServer(seed);
+  }
+
+  /** Audit entries whose route matches `pattern` (a `METHOD /path` regex), counted. */
+  count(pattern: RegExp = /./, since = 0): number {
+    return this.audit.filter((e) => e.time >= since && pattern.test(e.route)).length;
+  }
+
+  /** Handles one HTTP request (exported for tests that need no socket). */
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname.startsWith("/_sim/")) return await this.#control_(request, url);
+    if (!url.pathname.startsWith("/v1/")) return json(404, faults.notFound("endpoint").body());
+    const path = url.pathname.slice(3);
+    const headers = new Headers({ "content-type": "application/json" });
+    const entry: AuditEntry = {
+      time: Date.now(),
+      method: request.method,
+      path,
+      query: url.search,
+      route: `${request.method} ${path}`,
+      status: 0,
+      userAgent: request.headers.get("user-agent") ?? "",
+    };
+    this.audit.push(entry);
+    const extra = this.faults.latencyMs +
+      (this.faults.latencySpike && Math.random() < this.faults.latencySpike.rate
+        ? this.faults.latencySpike.ms
+        : 0);
+    if (extra > 0) await new Promise((r) => setTimeout(r, extra));
+
+    const auth = request.headers.get("authorization") ?? "";
+    const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";
+    const rate = this.#takeToken(this.tokens.has(token) ? token : "anonymous");
+    headers.set("RateLimit-Limit", String(this.#limit));
+    headers.set("RateLimit-Remaining", String(rate.remaining));
+    headers.set("RateLimit-Reset", String(rate.reset));
+    let reply: Reply;
+    let routeName = `${request.method} ${path}`;
+    try {
+      if (!this.tokens.has(token)) throw faults.unauthorized();
+      if (!rate.allowed || this.faults.rateLimitBurst > 0) {
+        if (this.faults.rateLimitBurst > 0) this.faults.rateLimitBurst--;
+        throw faults.code(429, "rate_limit_exceeded", "limit of requests per hour reached");
+      }
+      const match = this.#match(this.#routes, request.method, path);
+      if (!match) {
+        throw this.#routes.some((r) => r.regex.test(path))
+          ? faults.code(405, "method_not_allowed", "method not allowed")
+          : faults.notFound("endpoint");
+      }
+      routeName = `${request.method} ${match.route.pattern}`;
+      const injected = this.#injected(routeName, entry);
+      if (injected) return injected(headers);
+      const body = await readJson(request);
+      const ctx: HandlerContext = { world: this.world, baseUrl: this.endpoint };
+      const req: SimRequest = { method: request.method, path, query: url.searchParams, body };
+      reply = match.route.handler(req, match.params, ctx);
+    } catch (err) {
+      if (!(err instanceof ApiFault)) console.error("simulator handler failed:", err);
+      const fault = err instanceof ApiFault ? err : faults.code(500, "server_error", "internal error");
+      reply = { status: fault.status, body: fault.body() };
+    }
+    entry.route = routeName;
+    entry.status = reply.status;
+    if (reply.status === 429) this.rateLimited++;
+    for (const [k, v] of Object.entries(reply.headers ?? {})) headers.set(k, v);
+    this.#options.onResponse?.({
+      method: request.method,
+      route: routeName,
+      status: reply.status,
+      body: reply.body,
+    });
+    if (reply.status === 204) return new Response(null, { status: 204, headers });
+    return new Response(JSON.stringify(reply.body), { status: reply.status, headers });
+  }
+
+  /** Resolves a control or API route. */
+  #match(routes: SimRoute[], method: string, path: string) {
+    for (const route of routes) {
+      if (route.method !== method) continue;
+      const m = route.regex.exec(path);
+      if (m) return { route, params: { ...m.groups } as Record<string, string> };
+    }
+    return undefined;
+  }
+
+  #injected(routeName: string, entry: AuditEntry): ((headers: Headers) => Response) | undefined {
+    const now = Date.now();
+    for (const rule of this.faults.rules) {
+      if (rule.untilMs !== undefined && now > rule.untilMs) continue;
+      if (rule.count !== undefined && rule.count <= 0) continue;
+      if (!new RegExp(rule.match).test(routeName)) continue;
+      if (Math.random() >= (rule.rate ?? 1)) continue;
+      if (rule.count !== undefined) rule.count--;
+      entry.route = routeName;
+      entry.status = rule.status;
+      if (rule.status === 429) this.rateLimited++;
+      if (rule.html) {
+        return (headers) => {
+          headers.set("content-type", "text/html");
+          return new Response(`<html><body><h1>${rule.status} Bad Gateway</h1></body></html>`, {
+            status: rule.status,
+            headers,
+          });
+        };
+      }
+      const body = faults.code(rule.status, rule.code, rule.message ?? `injected ${rule.code}`).body();
+      this.#options.onResponse?.({ method: entry.method, route: routeName, status: rule.status, body });
+      return (headers) => new Response(JSON.stringify(body), { status: rule.status, headers });
+    }
+    return undefined;
+  }
+
+  #takeToken(key: string): { allowed: boolean; remaining: number; reset: number } {
+    const now = Date.now();
+    const perMs = this.#limit / 3_600_000;
+    const bucket = this.#buckets.get(key) ?? { remaining: this.#limit, at: now };
+    bucket.remaining = Math.min(this.#limit, bucket.remaining + (now - bucket.at) * perMs);
+    bucket.at = now;
+    this.#buckets.set(key, bucket);
+    const allowed = bucket.remaining >= 1;
+    if (allowed) bucket.remaining -= 1;
+    const remaining = Math.floor(bucket.remaining);
+    const reset = Math.ceil((now + (this.#limit - bucket.remaining) / perMs) / 1000);
+    return { allowed, remaining, reset };
+  }
+
+  async #control_(request: Request, url: URL): Promise<Response> {
+    const path = url.pathname.slice("/_sim".length);
+    const match = this.#match(this.#control, request.method, path);
+    if (!match) return json(404, faults.notFound("control endpoint").body());
+    try {
+      const body = await readJson(request);
+      const reply = match.route.handler(
+        { method: request.method, path, query: url.searchParams, body },
+        match.params,
+        {
+          world: this.world,
+          baseUrl: this.endpoint,
+        },
+      );
+      return reply.status === 204 ? new Response(null, { status: 204 }) : json(reply.status, reply.body);
+    } catch (err) {
+      const fault = err instanceof ApiFault ? err : faults.code(500, "server_error", String(err));
+      return json(fault.status, fault.body());
+    }
+  }
+
+  /** Renders a server as the API would (for the control API). */
+  render(id: number) {
+    const server = this.world.servers.get(id);
+    return server && renderServer(this.world, server);
+  }
+}
+
+async function readJson(request: Request): Promise<unknown> {
+  if (request.method === "GET" || request.method === "DELETE" || request.method === "HEAD") {
+    await request.body?.cancel();
+    return undefined;
+  }
+  const text = await request.text();
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw faults.json((err as Error).message);
+  }
+}
+
+function json(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}

@@ -1,0 +1,105 @@
+/**
+ * The provider interface: what a cloud must offer for the four controllers. It mirrors the
+ * upstream `k8s.io/cloud-provider` contracts (InstancesV2, LoadBalancer, Routes), each part
+ * optional, so anyone running their own IaaS can implement it from this file alone.
+ *
+ * Rules for implementers:
+ * - "Not found" is a value (`undefined`, `false`), never an error.
+ * - Throw {@link RetryAfterError} to be retried after a fixed delay, {@link TerminalError} when
+ *   retrying cannot help until the input changes, anything else to be retried with backoff.
+ * - Treat the Kubernetes objects passed in as read-only.
+ * - Cloud API calls are scarce: serve many lookups from one list and cache within a max age.
+ *
+ * @module
+ */
+import type { Node, NodeAddress, Service } from "kubernetes-types/core/v1.d.ts";
+export { CloudApiError, RetryAfterError, TerminalError } from "./errors.ts";
+
+/** What the node controller writes onto a Node (upstream `InstanceMetadata`). */
+export interface InstanceMetadata {
+  /** e.g. `hcloud://123`; set on `spec.providerID` when empty. */
+  providerID: string;
+  /** `node.kubernetes.io/instance-type` (and the beta twin). */
+  instanceType: string;
+  /** `status.addresses`, in the provider's order. */
+  nodeAddresses: NodeAddress[];
+  /** `topology.kubernetes.io/zone` (and the beta twin); omitted when empty. */
+  zone?: string;
+  /** `topology.kubernetes.io/region` (and the beta twin); omitted when empty. */
+  region?: string;
+  /** Extra labels; keys under `kubernetes.io`/`k8s.io` are ignored by the node controller. */
+  additionalLabels?: Record<string, string>;
+}
+
+/** Instances: finding the machine behind a Node. Should check `node.spec.providerID` first. */
+export interface Instances {
+  /** False when the machine is gone for good (the Node is then deleted). Errors never delete. */
+  instanceExists(node: Node): Promise<boolean>;
+  /** True when the machine exists but is powered off (the Node gets the shutdown taint). */
+  instanceShutdown(node: Node): Promise<boolean>;
+  /** The Node's metadata, or `undefined` when no machine matches it (the Node stays tainted). */
+  instanceMetadata(node: Node): Promise<InstanceMetadata | undefined>;
+}
+
+/** One `status.loadBalancer.ingress` entry. */
+export interface LoadBalancerIngress {
+  ip?: string;
+  hostname?: string;
+  /** `Proxy` when the balancer does not preserve the destination (e.g. PROXY protocol). */
+  ipMode?: "VIP" | "Proxy";
+}
+
+/** The status a load balancer reports for its Service. */
+export interface LoadBalancerStatus {
+  ingress: LoadBalancerIngress[];
+}
+
+/** Load balancers for Services of type LoadBalancer. */
+export interface LoadBalancers {
+  /** The current status, or `undefined` when no balancer exists for the Service. */
+  getLoadBalancer(clusterName: string, service: Service): Promise<LoadBalancerStatus | undefined>;
+  /** The balancer's name in the cloud (default: `"a"` + UID without dashes, 32 characters). */
+  getLoadBalancerName(clusterName: string, service: Service): string;
+  /** Creates or updates the balancer so it serves `service` on `nodes`; returns its status. */
+  ensureLoadBalancer(clusterName: string, service: Service, nodes: Node[]): Promise<LoadBalancerStatus>;
+  /** Updates only the targets after the node set changed. A missing balancer is not an error. */
+  updateLoadBalancer(clusterName: string, service: Service, nodes: Node[]): Promise<void>;
+  /** Deletes the balancer; succeeds when it is already gone. */
+  ensureLoadBalancerDeleted(clusterName: string, service: Service): Promise<void>;
+}
+
+/** A route of the pod network (upstream `cloudprovider.Route`). */
+export interface Route {
+  /** Provider-chosen name, unique per route. */
+  name: string;
+  /** Node name the route sends traffic to ("" when unknown). */
+  targetNode: string;
+  /** The Node's addresses (on create), so the provider can pick the gateway. */
+  targetNodeAddresses?: NodeAddress[];
+  destinationCIDR: string;
+  /** The gateway belongs to no known machine. */
+  blackhole?: boolean;
+}
+
+/** Pod CIDR routes in the cloud network. */
+export interface Routes {
+  /** Every route of the network, including ones this cluster does not own. */
+  listRoutes(clusterName: string): Promise<Route[]>;
+  /** Creates (or replaces) the route to `route.targetNode`. */
+  createRoute(clusterName: string, nameHint: string, route: Route): Promise<void>;
+  /** Deletes the route; succeeds when it is already gone. */
+  deleteRoute(clusterName: string, route: Route): Promise<void>;
+}
+
+/** A cloud. Missing parts switch the matching controllers off. */
+export interface CloudProvider {
+  /** `--cloud-provider` name, e.g. `hcloud`. */
+  readonly name: string;
+  readonly instances?: Instances;
+  readonly loadBalancers?: LoadBalancers;
+  readonly routes?: Routes;
+  /** Runs once before the controllers start (e.g. checks credentials). Errors are retried. */
+  initialize?(signal: AbortSignal): Promise<void>;
+  /** Releases timers and connections. */
+  close?(): void;
+}

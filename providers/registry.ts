@@ -1,0 +1,40 @@
+/**
+ * Builds the provider named by `--cloud-provider` from the environment, collecting configuration
+ * problems for the one startup error message.
+ *
+ * @module
+ */
+import type { CloudProvider } from "./provider.ts";
+import { readHcloudConfig } from "./hcloud/config.ts";
+import { HcloudProvider } from "./hcloud/provider.ts";
+import type { Flags } from "../config/flags.ts";
+import type { ControllerName } from "../config/controllers_flag.ts";
+import type { Registry } from "../lib/metrics.ts";
+import { logger, registerSecret } from "../lib/log.ts";
+
+/** Creates the provider or returns why it cannot be created. */
+export async function createProvider(
+  flags: Flags,
+  enabled: Set<ControllerName>,
+  env: Record<string, string | undefined>,
+  registry: Registry,
+): Promise<{ provider?: CloudProvider; errors: string[] }> {
+  if (flags.cloudProvider !== "hcloud") {
+    return { errors: [`--cloud-provider: unknown provider "${flags.cloudProvider}"`] };
+  }
+  const { config, errors, warnings } = await readHcloudConfig(env);
+  registerSecret(env.HCLOUD_TOKEN);
+  registerSecret(config.token);
+  const routesWanted = enabled.has("node-route-controller") && flags.configureCloudRoutes &&
+    !!config.network &&
+    config.networkRoutesEnabled;
+  if (routesWanted && !flags.clusterCidr) {
+    errors.push(
+      "--cluster-cidr is required when routes are enabled (HCLOUD_NETWORK is set); set it, or disable routes with " +
+        "HCLOUD_NETWORK_ROUTES_ENABLED=false, --configure-cloud-routes=false or --controllers=*,-route",
+    );
+  }
+  if (errors.length) return { errors };
+  for (const w of warnings) logger("hcloud").warning(w);
+  return { provider: new HcloudProvider(config, registry, "deno-ccm"), errors: [] };
+}

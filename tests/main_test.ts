@@ -1,0 +1,192 @@
+/**
+ * The `main.ts` process: configuration errors, a run against a real apiserver and the simulator
+ * (health, readiness, metrics, leader lease, orderly SIGTERM), and an unreachable apiserver.
+ */
+import { assert, assertEquals, assertMatch } from "./assert.ts";
+import { TestCluster } from "./kube_cluster.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { DEMO_SEED } from "../providers/hcloud_sim/main.ts";
+import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { eventually } from "./helpers.ts";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+/** A `main.ts` child process with its stderr collected. */
+export interface CcmProcess {
+  child: Deno.ChildProcess;
+  port: number;
+  output(): string;
+  status: Promise<Deno.CommandStatus>;
+  get(path: string): Promise<{ status: number; text: string }>;
+}
+
+/** Spawns `main.ts` with `args` and `env` (plus PATH/HOME), serving status on a free port. */
+export function spawnCcm(args: string[], env: Record<string, string>): CcmProcess {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, `--secure-port=${port}`, "--bind-address=127.0.0.1", ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "/tmp", ...env },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  const collect = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(
+      new WritableStream({ write: (chunk) => void (text += decoder.decode(chunk, { stream: true })) }),
+    );
+  const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const status = child.status.then(async (s) => {
+    await piped;
+    return s;
+  });
+  return {
+    child,
+    port,
+    output: () => text,
+    status,
+    async get(path) {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      return { status: res.status, text: await res.text() };
+    },
+  };
+}
+
+Deno.test("main: every configuration error is reported at once, exit code 2, secrets never printed", async () => {
+  const dir = await Deno.makeTempDir();
+  const canary = "CANARY-TOKEN-0123456789-abcdefghijklmnopqrstuvwxyz-0123456789-ABC";
+  try {
+    await Deno.writeTextFile(`${dir}/bad.kubeconfig`, "clusters: [unclosed");
+    const p = spawnCcm(
+      [
+        `--kubeconfig=${dir}/bad.kubeconfig`,
+        "--leader-elect=maybe",
+        "--node-monitor-period=5x",
+        "--no-such-flag",
+        "--controllers=*,-nope",
+      ],
+      {
+        HCLOUD_TOKEN: canary,
+        HCLOUD_NETWORK: "k8s",
+        HCLOUD_INSTANCES_ADDRESS_FAMILY: "ipv5",
+        HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+        HCLOUD_LOAD_BALANCERS_NETWORK_ZONE: "eu-central",
+        HCLOUD_SERVER_CACHE_MAX_AGE: "soon",
+      },
+    );
+    const status = await p.status;
+    assertEquals(status.code, 2);
+    const out = p.output();
+    assertEquals(out.match(/invalid configuration/g)?.length, 1, out);
+    for (
+      const expected of [
+        `kubeconfig ${dir}/bad.kubeconfig: cannot parse`,
+        '--leader-elect: "maybe" is not a boolean',
+        '--node-monitor-period: "5x" is not a duration',
+        "unknown flag --no-such-flag",
+        'unknown controller "-nope"',
+        'HCLOUD_INSTANCES_ADDRESS_FAMILY: "ipv5"',
+        "HCLOUD_LOAD_BALANCERS_LOCATION and HCLOUD_LOAD_BALANCERS_NETWORK_ZONE are mutually exclusive",
+        'HCLOUD_SERVER_CACHE_MAX_AGE: "soon"',
+        "--cluster-cidr is required when routes are enabled",
+      ]
+    ) assert(out.includes(expected), `missing "${expected}" in:\n${out}`);
+    assert(!out.includes(canary), "the token must never be printed");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name: "main: runs against a real apiserver and the simulator; SIGTERM releases the lease within 5 s",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const cluster = await TestCluster.start();
+    const t = await startTestSim();
+    applySeed(t.sim, DEMO_SEED);
+    try {
+      const p = spawnCcm(
+        [
+          `--kubeconfig=${cluster.kubeconfigPath}`,
+          "--cluster-cidr=10.244.0.0/16",
+          "--leader-elect-resource-name=ccm-test",
+        ],
+        { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: t.sim.endpoint, HCLOUD_NETWORK: "k8s" },
+      );
+      await eventually(
+        async () => (await p.get("/readyz").catch(() => ({ status: 0 }))).status === 200,
+        30_000,
+      );
+      assertEquals((await p.get("/healthz")).text, "ok");
+      assertEquals((await p.get("/other")).status, 404);
+      const metrics = (await p.get("/metrics")).text;
+      assertMatch(metrics, /^kube_api_requests_total\{code="200",verb="get"\} \d+/m);
+      assertMatch(
+        metrics,
+        /^hcloud_api_requests_total\{code="200",endpoint="\/locations",method="GET"\} 1$/m,
+      );
+      assertMatch(metrics, /^leader_election_master_status\{name="ccm-test"\} 1$/m);
+      assertMatch(metrics, /^process_resident_memory_bytes \d+/m);
+      const lease = JSON.parse(
+        await cluster.kubectl(["-n", "kube-system", "get", "lease", "ccm-test", "-o", "json"]),
+      );
+      assert(lease.spec.holderIdentity, "the lease has a holder");
+
+      const sent = Date.now();
+      p.child.kill("SIGTERM");
+      const status = await p.status;
+      const took = Date.now() - sent;
+      assertEquals(status.code, 0, p.output());
+      assert(took < 5_000, `stopped in ${took} ms`);
+      const released = JSON.parse(
+        await cluster.kubectl(["-n", "kube-system", "get", "lease", "ccm-test", "-o", "json"]),
+      );
+      assertEquals(released.spec.holderIdentity ?? "", "");
+      assert(!p.output().includes(DEFAULT_SIM_TOKEN), "the token must never be logged");
+    } finally {
+      await t.finish();
+      await cluster.stop();
+    }
+  },
+});
+
+Deno.test("main: an unreachable apiserver is retried with backoff and /readyz stays false", async () => {
+  const dir = await Deno.makeTempDir();
+  const t = await startTestSim();
+  try {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const deadPort = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    await Deno.writeTextFile(
+      `${dir}/kubeconfig`,
+      JSON.stringify({
+        clusters: [{ name: "c", cluster: { server: `https://127.0.0.1:${deadPort}` } }],
+        users: [{ name: "u", user: { token: "t" } }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+      }),
+    );
+    const p = spawnCcm([`--kubeconfig=${dir}/kubeconfig`, "--controllers=cloud-node"], {
+      HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+      HCLOUD_ENDPOINT: t.sim.endpoint,
+    });
+    await eventually(
+      async () => (await p.get("/healthz").catch(() => ({ status: 0 }))).status === 200,
+      20_000,
+    );
+    await eventually(() => (p.output().match(/cannot reach the Kubernetes API/g)?.length ?? 0) >= 2, 20_000);
+    const ready = await p.get("/readyz");
+    assertEquals(ready.status, 503);
+    assertMatch(ready.text, /\[-\]kube-apiserver failed: not reached yet/);
+    p.child.kill("SIGTERM");
+    assertEquals((await p.status).code, 0);
+  } finally {
+    await t.finish();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
