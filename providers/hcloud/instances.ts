@@ -10,7 +10,7 @@ import { CloudApiError, TerminalError } from "../errors.ts";
 import type { HcloudClient } from "./client.ts";
 import type { AddressFamily } from "./config.ts";
 import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "./server_cache.ts";
-import { type ServerInfo, toServerInfo } from "./shapes.ts";
+import type { ServerInfo } from "./shapes.ts";
 
 /** The kubelet's `--node-ip`, as recorded on the Node. */
 export const PROVIDED_NODE_IP = "alpha.kubernetes.io/provided-node-ip";
@@ -159,5 +159,3 @@ export function lookup(snapshot: ServerSnapshot, node: Node): ServerInfo | undef
   }
   return undefined;
 }
-
-export { toServerInfo };

@@ -59,6 +59,7 @@ export function toServerInfo(raw: unknown): ServerInfo {
   const s = obj(raw, "server", "(object)");
   const id = num(s, "id", "server");
   const what = `server ${id}`;
+  const name = str(s, "name", what);
   const location = obj(s.location, what, "location");
   const publicNet = s.public_net === undefined || s.public_net === null
     ? {}
@@ -72,7 +73,7 @@ export function toServerInfo(raw: unknown): ServerInfo {
     : bad(what, "private_net");
   return {
     id,
-    name: str(s, "name", what),
+    name,
     status: str(s, "status", what),
     serverType: str(obj(s.server_type, what, "server_type"), "name", what),
     location: str(location, "name", what),

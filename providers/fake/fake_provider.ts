@@ -1,0 +1,176 @@
+/**
+ * An in-memory provider for controller tests: real state (instances, balancers, routes), a log of
+ * every call, and knobs to inject errors and delays per method.
+ *
+ * @module
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import type {
+  CloudProvider,
+  InstanceMetadata,
+  Instances,
+  LoadBalancers,
+  LoadBalancerStatus,
+  Route,
+  Routes,
+} from "../provider.ts";
+
+/** A machine of the fake cloud. */
+export interface FakeInstance extends InstanceMetadata {
+  name: string;
+  shutdown?: boolean;
+}
+
+/** A balancer of the fake cloud. */
+export interface FakeBalancer {
+  name: string;
+  service: string;
+  status: LoadBalancerStatus;
+  /** Node names it targets. */
+  hosts: string[];
+  ports: number[];
+}
+
+/** Method names in the call log (upstream fake's vocabulary). */
+export type FakeMethod =
+  | "instance-exists"
+  | "instance-shutdown"
+  | "instance-metadata"
+  | "get-load-balancer"
+  | "ensure-load-balancer"
+  | "update-load-balancer"
+  | "ensure-load-balancer-deleted"
+  | "list-routes"
+  | "create-route"
+  | "delete-route";
+
+/** See the module doc. */
+export class FakeProvider implements CloudProvider {
+  readonly name = "fake";
+  /** Machines by provider ID. */
+  readonly machines = new Map<string, FakeInstance>();
+  /** Balancers by `namespace/name` of their Service. */
+  readonly balancers = new Map<string, FakeBalancer>();
+  /** Routes by destination CIDR. */
+  readonly routeTable = new Map<string, Route>();
+  /** Every call, in order, e.g. `"ensure-load-balancer default/web"`. */
+  readonly calls: string[] = [];
+  /** An error (or a function deciding one per call) to throw from a method. */
+  readonly errors: Partial<Record<FakeMethod, Error | ((subject: string) => Error | undefined)>> = {};
+  /** Milliseconds every call waits first. */
+  delayMs = 0;
+  #nextIp = 1;
+
+  readonly instances: Instances = {
+    instanceExists: async (node) => {
+      await this.#enter("instance-exists", nodeName(node));
+      return this.#machineOf(node) !== undefined;
+    },
+    instanceShutdown: async (node) => {
+      await this.#enter("instance-shutdown", nodeName(node));
+      return this.#machineOf(node)?.shutdown === true;
+    },
+    instanceMetadata: async (node) => {
+      await this.#enter("instance-metadata", nodeName(node));
+      const m = this.#machineOf(node);
+      if (!m) return undefined;
+      const { name: _name, shutdown: _s, ...meta } = m;
+      return structuredClone(meta);
+    },
+  };
+
+  readonly loadBalancers: LoadBalancers = {
+    getLoadBalancer: async (_cluster, service) => {
+      await this.#enter("get-load-balancer", serviceKey(service));
+      return structuredClone(this.balancers.get(serviceKey(service))?.status);
+    },
+    getLoadBalancerName: (_cluster, service) =>
+      `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32),
+    ensureLoadBalancer: async (cluster, service, nodes) => {
+      await this.#enter("ensure-load-balancer", serviceKey(service));
+      const existing = this.balancers.get(serviceKey(service));
+      const balancer: FakeBalancer = {
+        name: this.loadBalancers.getLoadBalancerName(cluster, service),
+        service: serviceKey(service),
+        status: existing?.status ?? { ingress: [{ ip: `192.0.2.${this.#nextIp++}`, ipMode: "VIP" }] },
+        hosts: nodes.map(nodeName).sort(),
+        ports: (service.spec?.ports ?? []).map((p) => p.port),
+      };
+      this.balancers.set(balancer.service, balancer);
+      return structuredClone(balancer.status);
+    },
+    updateLoadBalancer: async (_cluster, service, nodes) => {
+      await this.#enter("update-load-balancer", serviceKey(service));
+      const balancer = this.balancers.get(serviceKey(service));
+      if (balancer) balancer.hosts = nodes.map(nodeName).sort();
+    },
+    ensureLoadBalancerDeleted: async (_cluster, service) => {
+      await this.#enter("ensure-load-balancer-deleted", serviceKey(service));
+      this.balancers.delete(serviceKey(service));
+    },
+  };
+
+  readonly routes: Routes = {
+    listRoutes: async () => {
+      await this.#enter("list-routes", "");
+      return [...this.routeTable.values()].map((r) => structuredClone(r));
+    },
+    createRoute: async (_cluster, _hint, route) => {
+      await this.#enter("create-route", route.destinationCIDR);
+      const known = [...this.machines.values()].some((m) => m.name === route.targetNode);
+      this.routeTable.set(route.destinationCIDR, {
+        name: `${route.targetNode}-${route.destinationCIDR}`,
+        targetNode: route.targetNode,
+        destinationCIDR: route.destinationCIDR,
+        blackhole: !known,
+      });
+    },
+    deleteRoute: async (_cluster, route) => {
+      await this.#enter("delete-route", route.destinationCIDR);
+      this.routeTable.delete(route.destinationCIDR);
+    },
+  };
+
+  /** Adds a machine; its provider ID defaults to `fake://<name>`. */
+  addMachine(name: string, meta: Partial<InstanceMetadata> & { shutdown?: boolean } = {}): FakeInstance {
+    const machine: FakeInstance = {
+      name,
+      providerID: meta.providerID ?? `fake://${name}`,
+      instanceType: meta.instanceType ?? "fake-small",
+      nodeAddresses: meta.nodeAddresses ?? [{ type: "Hostname", address: name }],
+      zone: meta.zone ?? "zone-a",
+      region: meta.region ?? "region-1",
+      additionalLabels: meta.additionalLabels,
+      shutdown: meta.shutdown,
+    };
+    this.machines.set(machine.providerID, machine);
+    return machine;
+  }
+
+  /** Calls of one method (or all), for assertions. */
+  callsOf(method?: FakeMethod): string[] {
+    return method ? this.calls.filter((c) => c === method || c.startsWith(`${method} `)) : [...this.calls];
+  }
+
+  #machineOf(node: Node): FakeInstance | undefined {
+    const id = node.spec?.providerID;
+    if (id) return this.machines.get(id);
+    return [...this.machines.values()].find((m) => m.name === nodeName(node));
+  }
+
+  async #enter(method: FakeMethod, subject: string): Promise<void> {
+    this.calls.push(subject ? `${method} ${subject}` : method);
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    const knob = this.errors[method];
+    const err = typeof knob === "function" ? knob(subject) : knob;
+    if (err) throw err;
+  }
+}
+
+function nodeName(node: Node): string {
+  return node.metadata?.name ?? "";
+}
+
+function serviceKey(service: Service): string {
+  return `${service.metadata?.namespace ?? "default"}/${service.metadata?.name ?? ""}`;
+}

@@ -1,0 +1,71 @@
+import { assert, assertEquals } from "../../tests/assert.ts";
+import { readHcloudConfig } from "./config.ts";
+
+Deno.test("hcloud config: official defaults", async () => {
+  const { config, errors, warnings } = await readHcloudConfig({ HCLOUD_TOKEN: "x".repeat(64) });
+  assertEquals(errors, []);
+  assertEquals(warnings, []);
+  assertEquals([config.endpoint, config.addressFamily, config.zoneLabelEnabled, config.serverCacheMaxAgeMs], [
+    "https://api.hetzner.cloud/v1",
+    "ipv4",
+    true,
+    10_000,
+  ]);
+  assertEquals([config.network, config.networkRoutesEnabled, config.loadBalancers.enabled], [
+    undefined,
+    false,
+    true,
+  ]);
+  assertEquals([config.loadBalancers.disablePublicNetwork, config.loadBalancers.usesProxyProtocol], [
+    undefined,
+    undefined,
+  ]);
+});
+
+Deno.test("hcloud config: token file, Go booleans, durations, and every bad value reported", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/t`, "short\n");
+    const ok = await readHcloudConfig({
+      HCLOUD_TOKEN_FILE: `${dir}/t`,
+      HCLOUD_NETWORK: "k8s",
+      HCLOUD_NETWORK_ROUTES_ENABLED: "F",
+      HCLOUD_LOAD_BALANCERS_DISABLE_PUBLIC_NETWORK: "TRUE",
+      HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_INTERVAL: "1m",
+      HCLOUD_LOAD_BALANCERS_ALGORITHM_TYPE: "LEAST_CONNECTIONS",
+    });
+    assertEquals(ok.errors, []);
+    assertEquals([
+      ok.config.token,
+      ok.config.networkRoutesEnabled,
+      ok.config.loadBalancers.disablePublicNetwork,
+    ], ["short", false, true]);
+    assertEquals([ok.config.loadBalancers.healthCheckIntervalMs, ok.config.loadBalancers.algorithmType], [
+      60_000,
+      "least_connections",
+    ]);
+    assertEquals(ok.warnings, ["unrecognized token format, expected 64 characters"]);
+    const bad = await readHcloudConfig({
+      HCLOUD_ENDPOINT: "ftp://x",
+      HCLOUD_DEBUG: "yes",
+      HCLOUD_LOAD_BALANCERS_PRIVATE_SUBNET_IP_RANGE: "10.0.0.0",
+      HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "-1",
+      HCLOUD_LOAD_BALANCERS_ALGORITHM_TYPE: "random",
+      HCLOUD_LOAD_BALANCERS_LOCATION: "Fsn 1",
+    });
+    const text = bad.errors.join("\n");
+    for (
+      const part of [
+        "HCLOUD_TOKEN (or HCLOUD_TOKEN_FILE) is required",
+        'HCLOUD_ENDPOINT: "ftp://x"',
+        'HCLOUD_DEBUG: "yes" is not a boolean',
+        'HCLOUD_LOAD_BALANCERS_PRIVATE_SUBNET_IP_RANGE: "10.0.0.0" is not a CIDR',
+        'HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "-1"',
+        'HCLOUD_LOAD_BALANCERS_ALGORITHM_TYPE: "random"',
+        'HCLOUD_LOAD_BALANCERS_LOCATION: "Fsn 1"',
+      ]
+    ) assert(text.includes(part), `missing ${part} in\n${text}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
