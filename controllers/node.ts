@@ -1,0 +1,186 @@
+/**
+ * The cloud node controller: initializes Nodes that carry the uninitialized taint (provider ID,
+ * labels, addresses, then the taint removed) and refreshes the addresses of initialized Nodes
+ * every `--node-status-update-frequency` from one server list.
+ *
+ * Order of writes: addresses (status) first, then provider ID, labels and taint removal in one
+ * conditional patch, so a Node never becomes schedulable without its cloud addresses.
+ *
+ * @module
+ */
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import type { Controller, ControllerContext } from "./manager.ts";
+import {
+  hasTaint,
+  initLabels,
+  labelRepairs,
+  nodeAddresses,
+  sameAddresses,
+  UNINITIALIZED_TAINT,
+  withoutTaint,
+} from "./node_metadata.ts";
+import { NODES } from "../kube/resources.ts";
+import { KubeApiError } from "../kube/errors.ts";
+import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
+import type { Instances } from "../providers/provider.ts";
+import { TerminalError } from "../providers/errors.ts";
+import { abortableSleep } from "../lib/sleep.ts";
+import { logger } from "../lib/log.ts";
+
+/** The component name on events. */
+export const NODE_COMPONENT = "cloud-node-controller";
+
+/** Builds the controller, or says why it cannot run. */
+export function nodeController(ctx: ControllerContext): Controller | { disabled: string } {
+  const instances = ctx.provider.instances;
+  if (!instances) return { disabled: `provider ${ctx.provider.name} has no instances` };
+  return new NodeController(ctx, instances);
+}
+
+class NodeController implements Controller {
+  readonly name = NODE_COMPONENT;
+  readonly #ctx: ControllerContext;
+  readonly #instances: Instances;
+  readonly #queue: WorkQueue;
+  readonly #recorder;
+  readonly #log = logger("node");
+  readonly #initDelay;
+
+  constructor(ctx: ControllerContext, instances: Instances) {
+    this.#ctx = ctx;
+    this.#instances = instances;
+    this.#queue = new WorkQueue("cloud-node", {
+      baseDelayMs: 500,
+      maxDelayMs: 300_000,
+      metrics: ctx.metrics,
+    });
+    this.#recorder = ctx.recorder(NODE_COMPONENT);
+    this.#initDelay = ctx.metrics.histogram(
+      "node_controller_initial_node_sync_delay_seconds",
+      "Time from Node creation to its initialization by the cloud node controller.",
+      [1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
+    );
+    const enqueue = (node: Node) => {
+      if (hasTaint(node, UNINITIALIZED_TAINT) || Object.keys(labelRepairs(node)).length) {
+        this.#queue.add(node.metadata!.name!);
+      }
+    };
+    ctx.informers.for(NODES).addHandlers({ onAdd: enqueue, onUpdate: (_old, node) => enqueue(node) });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    signal.addEventListener("abort", () => this.#queue.shutDown(), { once: true });
+    await Promise.all([
+      runWorkers(this.#queue, this.#ctx.flags.concurrentNodeSyncs, (name) => this.#sync(name)),
+      this.#refreshLoop(signal),
+    ]);
+  }
+
+  async #sync(name: string): Promise<void> {
+    const node = this.#ctx.informers.for(NODES).get(name);
+    if (!node) return;
+    if (!hasTaint(node, UNINITIALIZED_TAINT)) {
+      const repairs = labelRepairs(node);
+      if (Object.keys(repairs).length) {
+        await this.#ctx.client.patch(NODES, name, "merge", { metadata: { labels: repairs } });
+      }
+      return;
+    }
+    let meta;
+    try {
+      meta = await this.#instances.instanceMetadata(node);
+    } catch (err) {
+      if (err instanceof TerminalError) {
+        // Not ours (a Robot server, say): leave the Node alone until it changes.
+        this.#recorder.event(NODES, node, "Warning", "UnsupportedNode", err.message);
+        return;
+      }
+      throw err;
+    }
+    if (!meta) {
+      const ips = node.metadata?.annotations?.["alpha.kubernetes.io/provided-node-ip"];
+      const message = node.spec?.providerID
+        ? `no cloud server with provider ID ${node.spec.providerID}`
+        : `no cloud server named "${name}"${ips ? ` and none with the node IP ${ips}` : ""}`;
+      this.#recorder.event(
+        NODES,
+        node,
+        "Warning",
+        "InstanceNotFound",
+        `${message}; the node stays uninitialized`,
+      );
+      throw new Error(message);
+    }
+    if (!meta.providerID && !node.spec?.providerID) {
+      throw new Error("the provider returned an empty provider ID");
+    }
+    let addresses;
+    try {
+      addresses = nodeAddresses(node, meta.nodeAddresses);
+    } catch (err) {
+      this.#recorder.event(
+        NODES,
+        node,
+        "Warning",
+        "AddressMismatch",
+        `${(err as Error).message}; the node stays uninitialized`,
+      );
+      throw err;
+    }
+    if (addresses && !sameAddresses(addresses, node.status?.addresses)) {
+      await this.#ctx.client.patch(NODES, name, "merge", { status: { addresses } }, {
+        subresource: "status",
+      });
+    }
+    try {
+      await this.#ctx.client.patch(NODES, name, "merge", {
+        metadata: { labels: initLabels(node, meta), resourceVersion: node.metadata?.resourceVersion },
+        spec: {
+          providerID: node.spec?.providerID || meta.providerID,
+          taints: withoutTaint(node, UNINITIALIZED_TAINT),
+        },
+      });
+    } catch (err) {
+      // The Node changed since we read it: the informer brings the new version and we sync again.
+      if (err instanceof KubeApiError && err.isConflict) throw Object.assign(err, { retryAfterMs: 100 });
+      if (err instanceof KubeApiError && err.isNotFound) return;
+      throw err;
+    }
+    const created = Date.parse(node.metadata?.creationTimestamp ?? "");
+    if (created) this.#initDelay.observe({}, (Date.now() - created) / 1000);
+    this.#recorder.event(NODES, node, "Normal", "Synced", "Node synced successfully");
+    this.#log.info("initialized node {name} as {providerID}", {
+      name,
+      providerID: node.spec?.providerID || meta.providerID,
+    });
+  }
+
+  /** Every period: fresh addresses for all initialized Nodes, resolved together (one server list). */
+  async #refreshLoop(signal: AbortSignal): Promise<void> {
+    const period = this.#ctx.flags.nodeStatusUpdateFrequency;
+    while (!signal.aborted) {
+      await abortableSleep(period, signal).catch(() => {});
+      if (signal.aborted) return;
+      const nodes = this.#ctx.informers.for(NODES).list().filter((n) => !hasTaint(n, UNINITIALIZED_TAINT));
+      const results = await Promise.allSettled(nodes.map((n) => this.#instances.instanceMetadata(n)));
+      for (const [i, result] of results.entries()) {
+        const node = nodes[i];
+        if (result.status === "rejected" || !result.value) continue;
+        try {
+          const addresses = nodeAddresses(node, result.value.nodeAddresses);
+          if (addresses && !sameAddresses(addresses, node.status?.addresses)) {
+            await this.#ctx.client.patch(NODES, node.metadata!.name!, "merge", { status: { addresses } }, {
+              subresource: "status",
+            });
+            this.#log.info("updated addresses of node {name}", { name: node.metadata!.name });
+          }
+        } catch (err) {
+          this.#log.warning("cannot refresh addresses of node {name}: {error}", {
+            name: node.metadata!.name,
+            error: (err as Error).message,
+          });
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Pure functions of the node controller: the labels and addresses a Node gets from its instance
+ * metadata, with upstream's rules (beta label twins, protected label prefixes, the kubelet's
+ * provided node IP).
+ *
+ * @module
+ */
+import type { Node, NodeAddress, Taint } from "kubernetes-types/core/v1.d.ts";
+import type { InstanceMetadata } from "../providers/provider.ts";
+
+/** Taint the kubelet sets with `--cloud-provider=external` until the CCM initializes the Node. */
+export const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
+/** Taint of Nodes whose machine is powered off. */
+export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
+/** The kubelet's `--node-ip`, possibly a comma-separated dual-stack pair. */
+export const PROVIDED_NODE_IP = "alpha.kubernetes.io/provided-node-ip";
+
+/** True when the Node carries the taint with this key. */
+export function hasTaint(node: Node, key: string): boolean {
+  return (node.spec?.taints ?? []).some((t) => t.key === key);
+}
+
+/** The Node's taints without the one with `key`. */
+export function withoutTaint(node: Node, key: string): Taint[] {
+  return (node.spec?.taints ?? []).filter((t) => t.key !== key);
+}
+
+const LABEL_PAIRS: [keyof InstanceMetadata, string, string][] = [
+  ["instanceType", "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"],
+  ["zone", "topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"],
+  ["region", "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"],
+];
+
+/**
+ * Labels to set at initialization: instance type, zone and region with their beta twins (only
+ * when non-empty), plus the provider's additional labels except keys under `kubernetes.io` /
+ * `k8s.io` and keys the Node already has.
+ */
+export function initLabels(node: Node, meta: InstanceMetadata): Record<string, string> {
+  const existing = node.metadata?.labels ?? {};
+  const labels: Record<string, string> = {};
+  for (const [field, ga, beta] of LABEL_PAIRS) {
+    const value = meta[field];
+    if (typeof value === "string" && value) {
+      labels[ga] = value;
+      labels[beta] = value;
+    }
+  }
+  for (const [key, value] of Object.entries(meta.additionalLabels ?? {})) {
+    if (/(^|\.)(kubernetes|k8s)\.io\//.test(key) || key in existing) continue;
+    labels[key] = value;
+  }
+  return labels;
+}
+
+/** For initialized Nodes: GA labels copied from beta ones when missing or different (upstream). */
+export function labelRepairs(node: Node): Record<string, string> {
+  const labels = node.metadata?.labels ?? {};
+  const repairs: Record<string, string> = {};
+  for (const [, ga, beta] of LABEL_PAIRS) {
+    if (labels[beta] && labels[ga] !== labels[beta]) repairs[ga] = labels[beta];
+  }
+  return repairs;
+}
+
+/**
+ * The Node's addresses from the cloud's, like upstream `updateNodeAddress`: a missing Hostname is
+ * taken from the kubelet; with a provided node IP, every such IP must be among the cloud's
+ * addresses (else an error naming it), and for each address type it matched only the matching
+ * addresses are kept. Returns `undefined` when the cloud reported no addresses.
+ */
+export function nodeAddresses(node: Node, cloud: NodeAddress[]): NodeAddress[] | undefined {
+  if (cloud.length === 0) return undefined;
+  let addresses = [...cloud];
+  if (!addresses.some((a) => a.type === "Hostname")) {
+    const hostname = (node.status?.addresses ?? []).find((a) => a.type === "Hostname");
+    if (hostname) addresses.push(hostname);
+  }
+  const provided = (node.metadata?.annotations?.[PROVIDED_NODE_IP] ?? "").split(",").map((s) => s.trim())
+    .filter(Boolean);
+  if (provided.length === 0) return addresses;
+  const matchedTypes = new Set<string>();
+  for (const ip of provided) {
+    const match = addresses.find((a) => a.address === ip && a.type !== "Hostname");
+    if (!match) {
+      throw new Error(
+        `the kubelet's node IP ${ip} (${PROVIDED_NODE_IP}) is not among the server's addresses ` +
+          `(${
+            cloud.filter((a) => a.type !== "Hostname").map((a) => `${a.type} ${a.address}`).join(", ") ||
+            "none"
+          })`,
+      );
+    }
+    matchedTypes.add(match.type);
+  }
+  addresses = addresses.filter((a) => !matchedTypes.has(a.type) || provided.includes(a.address));
+  // The node IPs first within their type, in the order the kubelet gave them.
+  return [
+    ...provided.map((ip) => addresses.find((a) => a.address === ip)!),
+    ...addresses.filter((a) => !provided.includes(a.address)),
+  ];
+}
+
+/** Equal as a set of type→address pairs (order does not matter), as upstream compares. */
+export function sameAddresses(a: NodeAddress[] = [], b: NodeAddress[] = []): boolean {
+  const key = (list: NodeAddress[]) => list.map((x) => `${x.type}=${x.address}`).sort().join(",");
+  return key(a) === key(b);
+}
+
+/** True when the Node's Ready condition is True. */
+export function isReady(node: Node): boolean {
+  return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+}
