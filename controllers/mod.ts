@@ -7,9 +7,11 @@ import type { ControllerName } from "../config/controllers_flag.ts";
 import type { ControllerFactory } from "./manager.ts";
 import { nodeController } from "./node.ts";
 import { nodeLifecycleController } from "./node_lifecycle.ts";
+import { routeController } from "./route.ts";
 
 /** Factories of the implemented controllers; a name missing here is skipped with a warning. */
 export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFactory>> = {
   "cloud-node-controller": nodeController,
   "cloud-node-lifecycle-controller": nodeLifecycleController,
+  "node-route-controller": routeController,
 };

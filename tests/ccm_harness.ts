@@ -78,7 +78,8 @@ export async function adminClient(cluster: TestCluster): Promise<KubeClient> {
 export async function registerNode(
   client: KubeClient,
   name: string,
-  options: { nodeIp?: string; providerID?: string; labels?: Record<string, string> } = {},
+  options: { nodeIp?: string; providerID?: string; labels?: Record<string, string>; podCIDRs?: string[] } =
+    {},
 ): Promise<Node> {
   await client.create(NODES, {
     apiVersion: "v1",
@@ -90,6 +91,8 @@ export async function registerNode(
     },
     spec: {
       providerID: options.providerID,
+      podCIDR: options.podCIDRs?.[0],
+      podCIDRs: options.podCIDRs,
       taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }],
     },
   });

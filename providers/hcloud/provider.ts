@@ -12,6 +12,7 @@ import { HcloudInstances, type InstancesOptions } from "./instances.ts";
 import { ServerCache } from "./server_cache.ts";
 import { ActionWaiter } from "./action_waiter.ts";
 import { toNetworkInfo } from "./shapes.ts";
+import { HcloudRoutes } from "./routes.ts";
 import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 
@@ -22,6 +23,8 @@ export class HcloudProvider implements CloudProvider {
   readonly cache: ServerCache;
   readonly actions: ActionWaiter;
   readonly instances: HcloudInstances;
+  /** Present when `HCLOUD_NETWORK` is set and `HCLOUD_NETWORK_ROUTES_ENABLED` is not false. */
+  readonly routes?: HcloudRoutes;
   readonly config: HcloudConfig;
   /** The configured network's ID, known after {@link initialize}. */
   networkId?: number;
@@ -42,6 +45,9 @@ export class HcloudProvider implements CloudProvider {
       zoneLabelEnabled: config.zoneLabelEnabled,
     };
     this.instances = new HcloudInstances(this.client, this.cache, this.#instanceOptions);
+    if (config.network && config.networkRoutesEnabled) {
+      this.routes = new HcloudRoutes(this.client, this.actions, () => this.networkId);
+    }
   }
 
   /** Checks the token (`GET /locations`, as the official CCM does) and resolves `HCLOUD_NETWORK`. */

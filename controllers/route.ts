@@ -1,0 +1,237 @@
+/**
+ * The route controller: one route per Node and IPv4 pod CIDR (gateway = the Node's InternalIP),
+ * stale routes inside the cluster CIDR removed, routes outside it never touched, and the Node
+ * condition `NetworkUnavailable` kept in step.
+ *
+ * Runs are event-driven (Node added or deleted, pod CIDRs or addresses changed), at most one per
+ * 10 s (or per `--route-reconciliation-period` when that is shorter), plus a full run every
+ * `--route-reconciliation-period`. A failed run is retried with backoff; a steady state costs one
+ * network read per run and no writes.
+ *
+ * @module
+ */
+import type { Node, NodeCondition } from "kubernetes-types/core/v1.d.ts";
+import type { Controller, ControllerContext } from "./manager.ts";
+import { NODES } from "../kube/resources.ts";
+import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
+import type { Route, Routes } from "../providers/provider.ts";
+import { type Cidr, cidrContains, formatIp, lastAddress, parseCidr } from "../lib/cidr.ts";
+import { logger } from "../lib/log.ts";
+
+/** The component name on events. */
+export const ROUTE_COMPONENT = "route_controller";
+const KEY = "routes";
+
+/** Builds the controller, or says why it cannot run. */
+export function routeController(ctx: ControllerContext): Controller | { disabled: string } {
+  const routes = ctx.provider.routes;
+  if (!ctx.flags.configureCloudRoutes) return { disabled: "--configure-cloud-routes=false" };
+  if (!routes) {
+    return {
+      disabled: `provider ${ctx.provider.name} offers no routes (HCLOUD_NETWORK unset or routes disabled)`,
+    };
+  }
+  const clusterCidrs = ctx.flags.clusterCidr.split(",").map((c) => parseCidr(c.trim())).filter((
+    c,
+  ): c is Cidr => !!c);
+  if (clusterCidrs.length === 0) return { disabled: "--cluster-cidr is not set" };
+  return new RouteController(ctx, routes, clusterCidrs);
+}
+
+interface Wanted {
+  node: Node;
+  cidr: string;
+  gateway?: string;
+}
+
+class RouteController implements Controller {
+  readonly name = "node-route-controller";
+  readonly #ctx: ControllerContext;
+  readonly #routes: Routes;
+  readonly #clusterCidrs: Cidr[];
+  readonly #queue: WorkQueue;
+  readonly #recorder;
+  readonly #log = logger("route");
+  readonly #minIntervalMs: number;
+  #lastRun = 0;
+
+  constructor(ctx: ControllerContext, routes: Routes, clusterCidrs: Cidr[]) {
+    this.#ctx = ctx;
+    this.#routes = routes;
+    this.#clusterCidrs = clusterCidrs;
+    this.#minIntervalMs = Math.min(10_000, ctx.flags.routeReconciliationPeriod);
+    this.#queue = new WorkQueue("route", {
+      baseDelayMs: this.#minIntervalMs,
+      maxDelayMs: 300_000,
+      metrics: ctx.metrics,
+    });
+    this.#recorder = ctx.recorder(ROUTE_COMPONENT);
+    ctx.informers.for(NODES).addHandlers({
+      onAdd: () => this.#trigger(),
+      onDelete: () => this.#trigger(),
+      onUpdate: (a, b) => {
+        const cidrs = (n: Node) => JSON.stringify(podCidrs(n));
+        const internal = (n: Node) =>
+          JSON.stringify((n.status?.addresses ?? []).filter((x) => x.type === "InternalIP"));
+        if (cidrs(a) !== cidrs(b) || internal(a) !== internal(b)) this.#trigger();
+      },
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const periodic = setInterval(() => this.#trigger(), this.#ctx.flags.routeReconciliationPeriod);
+    signal.addEventListener("abort", () => {
+      clearInterval(periodic);
+      this.#queue.shutDown();
+    }, { once: true });
+    this.#trigger();
+    await runWorkers(this.#queue, 1, () => this.#reconcile());
+  }
+
+  #trigger(): void {
+    this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - Date.now()));
+  }
+
+  async #reconcile(): Promise<void> {
+    this.#lastRun = Date.now();
+    const clusterName = this.#ctx.flags.clusterName;
+    const nodes = this.#ctx.informers.for(NODES).list().filter((n) => !n.metadata?.deletionTimestamp);
+    const wanted: Wanted[] = [];
+    for (const node of nodes) {
+      for (const cidr of podCidrs(node)) {
+        const parsed = parseCidr(cidr);
+        if (!parsed) continue;
+        if (parsed.family === 6) {
+          this.#recorder.event(
+            NODES,
+            node,
+            "Normal",
+            "IPv6RouteSkipped",
+            `Pod CIDR ${cidr} is IPv6; Hetzner network routes are IPv4 only`,
+          );
+          continue;
+        }
+        wanted.push({ node, cidr: parsed.text, gateway: internalIp(node) });
+      }
+    }
+    const existing = await this.#routes.listRoutes(clusterName);
+    const gatewayOf = (r: Route) => r.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address;
+    const isWanted = (r: Route) =>
+      wanted.some((w) => w.cidr === canonical(r.destinationCIDR) && w.gateway === gatewayOf(r));
+    // Delete stale routes we are responsible for: inside the cluster CIDR, not wanted as they are.
+    const failures: string[] = [];
+    for (const route of existing) {
+      if (!this.#responsibleFor(route) || isWanted(route)) continue;
+      try {
+        await this.#routes.deleteRoute(clusterName, route);
+        this.#log.info("deleted route {destination} via {gateway}", {
+          destination: route.destinationCIDR,
+          gateway: gatewayOf(route),
+        });
+      } catch (err) {
+        failures.push(`delete ${route.destinationCIDR}: ${(err as Error).message}`);
+      }
+    }
+    const present = new Set(
+      existing.filter((r) => isWanted(r)).map((r) => `${canonical(r.destinationCIDR)}|${gatewayOf(r)}`),
+    );
+    const done = new Set<string>(); // node names whose routes all exist
+    const failedNodes = new Set<string>();
+    for (const w of wanted) {
+      const name = w.node.metadata!.name!;
+      if (present.has(`${w.cidr}|${w.gateway}`)) continue;
+      const started = Date.now();
+      try {
+        if (!w.gateway) throw new Error("the node has no InternalIP address");
+        await this.#routes.createRoute(clusterName, w.node.metadata?.uid ?? name, {
+          name: "",
+          targetNode: name,
+          targetNodeAddresses: w.node.status?.addresses,
+          destinationCIDR: w.cidr,
+        });
+        present.add(`${w.cidr}|${w.gateway}`);
+        this.#log.info("created route {cidr} via {gateway} for node {name}", {
+          cidr: w.cidr,
+          gateway: w.gateway,
+          name,
+        });
+      } catch (err) {
+        failedNodes.add(name);
+        const message = (err as Error).message;
+        failures.push(`create ${w.cidr} for ${name}: ${message}`);
+        this.#recorder.event(
+          NODES,
+          w.node,
+          "Warning",
+          "FailedToCreateRoute",
+          `Could not create route ${w.cidr} ${w.gateway ?? "(no gateway)"} for node ${name} after ${
+            Date.now() - started
+          }ms: ${message}`,
+        );
+      }
+    }
+    for (const w of wanted) {
+      if (present.has(`${w.cidr}|${w.gateway}`) && !failedNodes.has(w.node.metadata!.name!)) {
+        done.add(w.node.metadata!.name!);
+      }
+    }
+    await this.#updateConditions(nodes, wanted, done);
+    if (failures.length) throw new Error(`route reconciliation incomplete: ${failures.join("; ")}`);
+  }
+
+  /** The route's destination starts or ends inside a cluster CIDR (upstream `isResponsibleForRoute`). */
+  #responsibleFor(route: Route): boolean {
+    const dest = parseCidr(route.destinationCIDR);
+    if (!dest) return false;
+    return this.#clusterCidrs.some((c) =>
+      cidrContains(c, formatIp(dest.family, dest.network)) ||
+      cidrContains(c, formatIp(dest.family, lastAddress(dest)))
+    );
+  }
+
+  async #updateConditions(nodes: Node[], wanted: Wanted[], done: Set<string>): Promise<void> {
+    const withRoutes = new Set(wanted.map((w) => w.node.metadata!.name!));
+    for (const node of nodes) {
+      const name = node.metadata!.name!;
+      if (!withRoutes.has(name)) continue;
+      const ok = done.has(name);
+      const current = (node.status?.conditions ?? []).find((c) => c.type === "NetworkUnavailable");
+      const status = ok ? "False" : "True";
+      const reason = ok ? "RouteCreated" : "NoRouteCreated";
+      if (current?.status === status && current.reason === reason) continue;
+      const now = new Date().toISOString();
+      const condition: NodeCondition = {
+        type: "NetworkUnavailable",
+        status,
+        reason,
+        message: ok ? "RouteController created a route" : "RouteController failed to create a route",
+        lastTransitionTime: now,
+        lastHeartbeatTime: now,
+      };
+      try {
+        await this.#ctx.client.patch(NODES, name, "strategic", { status: { conditions: [condition] } }, {
+          subresource: "status",
+        });
+      } catch (err) {
+        this.#log.warning("cannot set NetworkUnavailable on node {name}: {error}", {
+          name,
+          error: (err as Error).message,
+        });
+      }
+    }
+  }
+}
+
+function podCidrs(node: Node): string[] {
+  const list = node.spec?.podCIDRs ?? [];
+  return list.length ? list : node.spec?.podCIDR ? [node.spec.podCIDR] : [];
+}
+
+function internalIp(node: Node): string | undefined {
+  return (node.status?.addresses ?? []).find((a) => a.type === "InternalIP" && !a.address.includes(":"))
+    ?.address;
+}
+
+function canonical(cidr: string): string {
+  return parseCidr(cidr)?.text ?? cidr;
+}
