@@ -8,10 +8,12 @@ import type { ControllerFactory } from "./manager.ts";
 import { nodeController } from "./node.ts";
 import { nodeLifecycleController } from "./node_lifecycle.ts";
 import { routeController } from "./route.ts";
+import { serviceController } from "./service.ts";
 
 /** Factories of the implemented controllers; a name missing here is skipped with a warning. */
 export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFactory>> = {
   "cloud-node-controller": nodeController,
   "cloud-node-lifecycle-controller": nodeLifecycleController,
+  "service-lb-controller": serviceController,
   "node-route-controller": routeController,
 };

@@ -54,6 +54,17 @@ export interface LoadBalancerStatus {
   ingress: LoadBalancerIngress[];
 }
 
+/** A problem the controller reports as a Warning event on the Service, without failing. */
+export interface ProviderWarning {
+  reason: string;
+  message: string;
+}
+
+/** What ensure/update return: the status (ensure only) and warnings to record as events. */
+export interface LoadBalancerResult extends LoadBalancerStatus {
+  warnings?: ProviderWarning[];
+}
+
 /** Load balancers for Services of type LoadBalancer. */
 export interface LoadBalancers {
   /** The current status, or `undefined` when no balancer exists for the Service. */
@@ -61,9 +72,13 @@ export interface LoadBalancers {
   /** The balancer's name in the cloud (default: `"a"` + UID without dashes, 32 characters). */
   getLoadBalancerName(clusterName: string, service: Service): string;
   /** Creates or updates the balancer so it serves `service` on `nodes`; returns its status. */
-  ensureLoadBalancer(clusterName: string, service: Service, nodes: Node[]): Promise<LoadBalancerStatus>;
+  ensureLoadBalancer(clusterName: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult>;
   /** Updates only the targets after the node set changed. A missing balancer is not an error. */
-  updateLoadBalancer(clusterName: string, service: Service, nodes: Node[]): Promise<void>;
+  updateLoadBalancer(
+    clusterName: string,
+    service: Service,
+    nodes: Node[],
+  ): Promise<void | { warnings?: ProviderWarning[] }>;
   /** Deletes the balancer; succeeds when it is already gone. */
   ensureLoadBalancerDeleted(clusterName: string, service: Service): Promise<void>;
 }

@@ -13,6 +13,7 @@ import { ServerCache } from "./server_cache.ts";
 import { ActionWaiter } from "./action_waiter.ts";
 import { toNetworkInfo } from "./shapes.ts";
 import { HcloudRoutes } from "./routes.ts";
+import { HcloudLoadBalancers } from "./load_balancers.ts";
 import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 
@@ -25,6 +26,8 @@ export class HcloudProvider implements CloudProvider {
   readonly instances: HcloudInstances;
   /** Present when `HCLOUD_NETWORK` is set and `HCLOUD_NETWORK_ROUTES_ENABLED` is not false. */
   readonly routes?: HcloudRoutes;
+  /** Present unless `HCLOUD_LOAD_BALANCERS_ENABLED=false`. */
+  readonly loadBalancers?: HcloudLoadBalancers;
   readonly config: HcloudConfig;
   /** The configured network's ID, known after {@link initialize}. */
   networkId?: number;
@@ -45,6 +48,14 @@ export class HcloudProvider implements CloudProvider {
       zoneLabelEnabled: config.zoneLabelEnabled,
     };
     this.instances = new HcloudInstances(this.client, this.cache, this.#instanceOptions);
+    if (config.loadBalancers.enabled) {
+      this.loadBalancers = new HcloudLoadBalancers(
+        this.client,
+        this.actions,
+        config.loadBalancers,
+        () => this.networkId,
+      );
+    }
     if (config.network && config.networkRoutesEnabled) {
       this.routes = new HcloudRoutes(this.client, this.actions, () => this.networkId);
     }

@@ -6,7 +6,7 @@
  */
 import type { components } from "../hcloud/api_types.ts";
 import { type BodyReader, faults } from "./http_kit.ts";
-import { parseLabelSelector } from "./label_selector.ts";
+import { parseLabelSelector } from "../../lib/label_selector.ts";
 import type { LoadBalancer, World } from "./world.ts";
 import { parseIp } from "../../lib/cidr.ts";
 

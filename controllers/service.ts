@@ -1,0 +1,283 @@
+/**
+ * The service controller (upstream semantics): a load balancer per Service of type LoadBalancer,
+ * guarded by the `service.kubernetes.io/load-balancer-cleanup` finalizer, status written only when
+ * it changes, per-Service backoff 5 s → 300 s, and a node sync that updates the targets of every
+ * load balancer whose eligible node set (by name and provider ID) changed.
+ *
+ * Services are synced when their spec, annotations or deletion state change, not on resyncs, so an
+ * unchanged cluster costs no cloud calls. Invalid input (a {@link TerminalError}) is reported as a
+ * Warning event and retried only when the Service changes.
+ *
+ * @module
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Controller, ControllerContext } from "./manager.ts";
+import { objectKey } from "../kube/informer.ts";
+import { KubeApiError } from "../kube/errors.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
+import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
+import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
+import { TerminalError } from "../providers/errors.ts";
+import { logger } from "../lib/log.ts";
+
+/** The finalizer that guarantees cleanup in the cloud. */
+export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+/** The component name on events. */
+export const SERVICE_COMPONENT = "service-controller";
+const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
+const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
+const NODE_SYNC_PERIOD_MS = 100_000;
+
+/** Builds the controller, or says why it cannot run. */
+export function serviceController(ctx: ControllerContext): Controller | { disabled: string } {
+  const lbs = ctx.provider.loadBalancers;
+  if (!lbs) {
+    return {
+      disabled: `provider ${ctx.provider.name} has no load balancers (HCLOUD_LOAD_BALANCERS_ENABLED=false?)`,
+    };
+  }
+  return new ServiceController(ctx, lbs);
+}
+
+/** A Node may receive load-balancer traffic (upstream `stableNodeSetPredicates`). */
+export function eligibleNode(node: Node): boolean {
+  if (node.metadata?.deletionTimestamp) return false;
+  const exclude = node.metadata?.labels?.[EXCLUDE_LABEL];
+  if (exclude !== undefined && !["0", "f", "F", "false", "FALSE", "False"].includes(exclude)) return false;
+  return !(node.spec?.taints ?? []).some((t) => t.key === AUTOSCALER_TAINT);
+}
+
+class ServiceController implements Controller {
+  readonly name = "service-lb-controller";
+  readonly #ctx: ControllerContext;
+  readonly #lbs: LoadBalancers;
+  readonly #queue: WorkQueue;
+  readonly #nodeQueue: WorkQueue;
+  readonly #recorder;
+  readonly #log = logger("service");
+  /** Node set (name + provider ID) each load balancer was last synced with. */
+  readonly #synced = new Map<string, string>();
+
+  constructor(ctx: ControllerContext, lbs: LoadBalancers) {
+    this.#ctx = ctx;
+    this.#lbs = lbs;
+    this.#queue = new WorkQueue("service", { baseDelayMs: 5_000, maxDelayMs: 300_000, metrics: ctx.metrics });
+    this.#nodeQueue = new WorkQueue("service-nodes", {
+      baseDelayMs: 1_000,
+      maxDelayMs: 60_000,
+      metrics: ctx.metrics,
+    });
+    this.#recorder = ctx.recorder(SERVICE_COMPONENT);
+    const enqueue = (svc: Service) => {
+      if (this.#wants(svc) || hasFinalizer(svc)) this.#queue.add(objectKey(svc));
+    };
+    ctx.informers.for(SERVICES).addHandlers({
+      onAdd: enqueue,
+      onUpdate: (old, svc) => {
+        if (old !== svc && relevant(old) !== relevant(svc)) enqueue(svc);
+      },
+      onDelete: (svc) => this.#synced.delete(objectKey(svc)),
+    });
+    const nodeSync = () => this.#nodeQueue.add("sync");
+    ctx.informers.for(NODES).addHandlers({
+      onAdd: nodeSync,
+      onDelete: nodeSync,
+      onUpdate: (old, node) => {
+        if (
+          eligibleNode(old) !== eligibleNode(node) || old.spec?.providerID !== node.spec?.providerID ||
+          old.metadata?.labels?.[EXCLUDE_LABEL] !== node.metadata?.labels?.[EXCLUDE_LABEL]
+        ) nodeSync();
+      },
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const periodic = setInterval(() => this.#nodeQueue.add("sync"), NODE_SYNC_PERIOD_MS);
+    signal.addEventListener("abort", () => {
+      clearInterval(periodic);
+      this.#queue.shutDown();
+      this.#nodeQueue.shutDown();
+    }, { once: true });
+    await Promise.all([
+      runWorkers(this.#queue, this.#ctx.flags.concurrentServiceSyncs, (key) => this.#sync(key)),
+      runWorkers(this.#nodeQueue, 1, () => this.#syncNodes()),
+    ]);
+  }
+
+  #wants(svc: Service): boolean {
+    if (svc.spec?.type !== "LoadBalancer") return false;
+    const cls = svc.spec.loadBalancerClass;
+    return cls === undefined || cls === null ||
+      (this.#ctx.flags.loadBalancerClass !== "" && cls === this.#ctx.flags.loadBalancerClass);
+  }
+
+  #eligibleNodes(): Node[] {
+    return this.#ctx.informers.for(NODES).list().filter(eligibleNode);
+  }
+
+  async #sync(key: string): Promise<void> {
+    const svc = this.#ctx.informers.for(SERVICES).get(key);
+    if (!svc) {
+      this.#synced.delete(key);
+      return;
+    }
+    const cluster = this.#ctx.flags.clusterName;
+    if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#wants(svc))) {
+      this.#recorder.event(SERVICES, svc, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      try {
+        await this.#lbs.ensureLoadBalancerDeleted(cluster, svc);
+      } catch (err) {
+        this.#recorder.event(
+          SERVICES,
+          svc,
+          "Warning",
+          "DeleteLoadBalancerFailed",
+          `Error deleting load balancer: ${(err as Error).message}`,
+        );
+        throw err;
+      }
+      await this.#setFinalizer(svc, false);
+      if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
+        await this.#patchIngress(svc, []);
+      }
+      this.#synced.delete(key);
+      this.#recorder.event(SERVICES, svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+      return;
+    }
+    if (!this.#wants(svc)) return;
+    if (!hasFinalizer(svc)) await this.#setFinalizer(svc, true);
+    const nodes = this.#eligibleNodes();
+    if (nodes.length === 0) {
+      this.#recorder.event(
+        SERVICES,
+        svc,
+        "Warning",
+        "UnAvailableLoadBalancer",
+        "There are no available nodes for LoadBalancer",
+      );
+    }
+    this.#recorder.event(SERVICES, svc, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    let result;
+    try {
+      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes);
+    } catch (err) {
+      this.#recorder.event(
+        SERVICES,
+        svc,
+        "Warning",
+        "SyncLoadBalancerFailed",
+        `Error syncing load balancer: ${(err as Error).message}`,
+      );
+      if (err instanceof TerminalError) return; // retried when the Service changes
+      throw err;
+    }
+    this.#warn(svc, result.warnings);
+    if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress)) {
+      await this.#patchIngress(svc, result.ingress);
+    }
+    this.#synced.set(key, nodeSet(nodes));
+    this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+  }
+
+  /** Updates the targets of every load balancer whose node set changed. */
+  async #syncNodes(): Promise<void> {
+    const nodes = this.#eligibleNodes();
+    const set = nodeSet(nodes);
+    const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
+      const last = this.#synced.get(objectKey(svc));
+      return last !== undefined && last !== set && this.#wants(svc) && !svc.metadata?.deletionTimestamp;
+    });
+    const limit = Math.max(1, this.#ctx.flags.concurrentServiceSyncs);
+    for (let i = 0; i < stale.length; i += limit) {
+      await Promise.all(
+        stale.slice(i, i + limit).map(async (svc) => {
+          const key = objectKey(svc);
+          try {
+            const result = await this.#lbs.updateLoadBalancer(this.#ctx.flags.clusterName, svc, nodes);
+            this.#warn(svc, result?.warnings);
+            this.#synced.set(key, set);
+            this.#recorder.event(
+              SERVICES,
+              svc,
+              "Normal",
+              "UpdatedLoadBalancer",
+              "Updated load balancer with new hosts",
+            );
+          } catch (err) {
+            const names = nodes.slice(0, 20).map((n) => n.metadata?.name).join(", ");
+            this.#recorder.event(
+              SERVICES,
+              svc,
+              "Warning",
+              "UpdateLoadBalancerFailed",
+              `Error updating load balancer with new hosts ${names} [node names limited, total number of nodes: ${nodes.length}], error: ${
+                (err as Error).message
+              }`,
+            );
+            this.#queue.addRateLimited(key);
+          }
+        }),
+      );
+    }
+  }
+
+  #warn(svc: Service, warnings: ProviderWarning[] | undefined): void {
+    for (const w of warnings ?? []) this.#recorder.event(SERVICES, svc, "Warning", w.reason, w.message);
+  }
+
+  /** Adds or removes our finalizer through `services/status` (all the RBAC a CCM needs on Services). */
+  async #setFinalizer(svc: Service, present: boolean): Promise<void> {
+    const others = (svc.metadata?.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
+    try {
+      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", {
+        metadata: {
+          finalizers: present ? [...others, LB_FINALIZER] : others,
+          resourceVersion: svc.metadata?.resourceVersion,
+        },
+      }, { namespace: svc.metadata!.namespace, subresource: "status" });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.isConflict) throw Object.assign(err, { retryAfterMs: 200 });
+      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
+    }
+  }
+
+  async #patchIngress(svc: Service, ingress: LoadBalancerIngress[]): Promise<void> {
+    try {
+      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", {
+        status: { loadBalancer: { ingress } },
+      }, {
+        namespace: svc.metadata!.namespace,
+        subresource: "status",
+      });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
+    }
+  }
+}
+
+function hasFinalizer(svc: Service): boolean {
+  return (svc.metadata?.finalizers ?? []).includes(LB_FINALIZER);
+}
+
+/** What makes a Service worth a sync: spec, annotations, deletion, identity. */
+function relevant(svc: Service): string {
+  return JSON.stringify([
+    svc.spec,
+    svc.metadata?.annotations,
+    svc.metadata?.deletionTimestamp,
+    svc.metadata?.uid,
+  ]);
+}
+
+function nodeSet(nodes: Node[]): string {
+  return nodes.map((n) => `${n.metadata?.name}|${n.spec?.providerID ?? ""}`).sort().join(",");
+}
+
+function sameIngress(
+  a: { ip?: string; hostname?: string; ipMode?: string }[],
+  b: LoadBalancerIngress[],
+): boolean {
+  const key = (l: { ip?: string; hostname?: string; ipMode?: string }[]) =>
+    JSON.stringify(l.map((i) => [i.ip ?? "", i.hostname ?? "", i.ipMode ?? ""]));
+  return key(a) === key(b);
+}

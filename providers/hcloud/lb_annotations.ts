@@ -1,0 +1,247 @@
+/**
+ * The official CCM's `load-balancer.hetzner.cloud/*` Service annotations (plus our
+ * `protection-delete`), parsed with the `HCLOUD_LOAD_BALANCERS_*` defaults into one desired
+ * configuration. Every invalid value is reported together, naming the annotation and the value.
+ *
+ * @module
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import type { LoadBalancerDefaults } from "./config.ts";
+import { parseDuration } from "../../config/duration.ts";
+import { parseCidr, parseIp } from "../../lib/cidr.ts";
+import { parseLabelSelector } from "../../lib/label_selector.ts";
+
+/** The annotation prefix. */
+export const PREFIX = "load-balancer.hetzner.cloud/";
+
+/** Health check settings for every LB service. */
+export interface HealthCheckSpec {
+  protocol?: "tcp" | "http" | "https";
+  port?: number;
+  intervalSeconds?: number;
+  timeoutSeconds?: number;
+  retries?: number;
+  httpDomain?: string;
+  httpPath?: string;
+  httpValidateCertificate?: boolean;
+  httpStatusCodes?: string[];
+}
+
+/** Everything the annotations and defaults ask for. `undefined` means "leave as it is". */
+export interface LoadBalancerSpec {
+  name?: string;
+  location?: string;
+  networkZone?: string;
+  type?: string;
+  algorithm?: "round_robin" | "least_connections";
+  disablePublicNetwork?: boolean;
+  ipv6Disabled: boolean;
+  disablePrivateIngress: boolean;
+  usePrivateIp: boolean;
+  privateIpv4?: string;
+  privateSubnetIpRange?: string;
+  hostname?: string;
+  protocol: "tcp" | "http" | "https";
+  proxyProtocol: boolean;
+  nodeSelector?: string;
+  cookieName?: string;
+  cookieLifetimeSeconds?: number;
+  idleTimeoutSeconds?: number;
+  certificateType: "uploaded" | "managed";
+  certificates: string[];
+  managedCertificateName?: string;
+  managedCertificateDomains: string[];
+  redirectHttp: boolean;
+  stickySessions: boolean;
+  healthCheck: HealthCheckSpec;
+  ipv4Rdns?: string;
+  ipv6Rdns?: string;
+  protectDelete?: boolean;
+}
+
+const ANNOTATIONS = [
+  "name",
+  "location",
+  "network-zone",
+  "type",
+  "algorithm-type",
+  "disable-public-network",
+  "ipv6-disabled",
+  "disable-private-ingress",
+  "use-private-ip",
+  "private-ipv4",
+  "private-subnet-ip-range",
+  "hostname",
+  "protocol",
+  "uses-proxyprotocol",
+  "node-selector",
+  "http-cookie-name",
+  "http-cookie-lifetime",
+  "http-timeout-idle",
+  "certificate-type",
+  "http-certificates",
+  "http-managed-certificate-name",
+  "http-managed-certificate-domains",
+  "http-managed-certificate-acme-staging",
+  "http-redirect-http",
+  "http-sticky-sessions",
+  "health-check-protocol",
+  "health-check-port",
+  "health-check-interval",
+  "health-check-timeout",
+  "health-check-retries",
+  "health-check-http-domain",
+  "health-check-http-path",
+  "health-check-http-validate-certificate",
+  "health-check-http-status-codes",
+  "ipv4-rdns",
+  "ipv6-rdns",
+  "protection-delete",
+  "ipv4",
+  "ipv6",
+  "id",
+] as const;
+
+/** Known annotation names (without prefix), for documentation and unknown-annotation warnings. */
+export const KNOWN_ANNOTATIONS: readonly string[] = ANNOTATIONS;
+
+/** Parses the Service's annotations; returns the spec or every problem. */
+export function parseLoadBalancerSpec(
+  service: Service,
+  defaults: LoadBalancerDefaults,
+): { spec: LoadBalancerSpec; errors: string[] } {
+  const annotations = service.metadata?.annotations ?? {};
+  const errors: string[] = [];
+  const raw = (name: string): string | undefined => annotations[PREFIX + name];
+  const fail = (name: string, value: string, why: string) =>
+    errors.push(`annotation ${PREFIX}${name}: "${value}" ${why}`);
+  const bool = (name: string, fallback?: boolean): boolean | undefined => {
+    const v = raw(name);
+    if (v === undefined) return fallback;
+    if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
+    if (["0", "f", "F", "FALSE", "false", "False"].includes(v)) return false;
+    fail(name, v, "is not a boolean (true or false)");
+    return fallback;
+  };
+  const oneOf = <T extends string>(name: string, choices: readonly T[], fallback?: T): T | undefined => {
+    const v = raw(name);
+    if (v === undefined) return fallback;
+    const lower = v.toLowerCase() as T;
+    if (choices.includes(lower)) return lower;
+    fail(name, v, `is not one of ${choices.join(", ")}`);
+    return fallback;
+  };
+  const seconds = (name: string, fallbackMs?: number, range?: [number, number]): number | undefined => {
+    const v = raw(name);
+    if (v === undefined) return fallbackMs === undefined ? undefined : Math.round(fallbackMs / 1000);
+    const ms = parseDuration(v) ?? (/^\d+$/.test(v) ? Number(v) * 1000 : undefined);
+    if (ms === undefined) {
+      fail(name, v, 'is not a duration like "15s" or "1m"');
+      return undefined;
+    }
+    const s = Math.round(ms / 1000);
+    if (range && (s < range[0] || s > range[1])) {
+      fail(name, v, `must be between ${range[0]}s and ${range[1]}s`);
+    }
+    return s;
+  };
+  const int = (name: string, min: number, max: number, fallback?: number): number | undefined => {
+    const v = raw(name);
+    if (v === undefined) return fallback;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      fail(name, v, `is not an integer between ${min} and ${max}`);
+      return fallback;
+    }
+    return Number(v);
+  };
+  const name = (n: string, pattern: RegExp, what: string): string | undefined => {
+    const v = raw(n);
+    if (v === undefined) return undefined;
+    if (!pattern.test(v)) fail(n, v, `is not a valid ${what}`);
+    return v;
+  };
+  const list = (n: string) => (raw(n) ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+
+  // An empty location annotation clears an env default location, so network-zone can be used.
+  const locationAnnotation = raw("location");
+  const location = locationAnnotation === ""
+    ? undefined
+    : name("location", /^[a-z0-9-]+$/, "location name") ?? defaults.location;
+  const networkZone = name("network-zone", /^[a-z0-9-]+$/, "network zone") ?? defaults.networkZone;
+  const privateIpv4 = raw("private-ipv4");
+  if (privateIpv4 !== undefined && parseIp(privateIpv4)?.family !== 4) {
+    fail("private-ipv4", privateIpv4, "is not an IPv4 address");
+  }
+  const subnet = raw("private-subnet-ip-range") ?? defaults.privateSubnetIpRange;
+  if (raw("private-subnet-ip-range") !== undefined && !parseCidr(subnet!)) {
+    fail("private-subnet-ip-range", subnet!, "is not a CIDR range");
+  }
+  const selector = raw("node-selector");
+  if (selector !== undefined) {
+    try {
+      parseLabelSelector(selector);
+    } catch (err) {
+      fail("node-selector", selector, `is not a label selector: ${(err as Error).message}`);
+    }
+  }
+  const statusCodes = list("health-check-http-status-codes");
+  for (const code of statusCodes) {
+    if (!/^[1-5][0-9?]{2}$/.test(code)) {
+      fail("health-check-http-status-codes", code, 'is not a status code like "200" or "2??"');
+    }
+  }
+  const certificateType = oneOf("certificate-type", ["uploaded", "managed"] as const, "uploaded")!;
+  const managedDomains = list("http-managed-certificate-domains");
+  const protocol = oneOf("protocol", ["tcp", "http", "https"] as const, "tcp")!;
+  if (protocol === "https" && certificateType === "managed" && managedDomains.length === 0) {
+    errors.push(
+      `annotation ${PREFIX}http-managed-certificate-domains is required with certificate-type managed`,
+    );
+  }
+  const spec: LoadBalancerSpec = {
+    name: name("name", /^[a-zA-Z0-9]([a-zA-Z0-9._-]{0,61}[a-zA-Z0-9])?$/, "load balancer name"),
+    location,
+    networkZone,
+    type: name("type", /^[a-z0-9-]+$/, "load balancer type") ?? defaults.type,
+    algorithm: oneOf("algorithm-type", ["round_robin", "least_connections"] as const, defaults.algorithmType),
+    disablePublicNetwork: bool("disable-public-network", defaults.disablePublicNetwork),
+    ipv6Disabled: bool("ipv6-disabled", defaults.disableIpv6)!,
+    disablePrivateIngress: bool("disable-private-ingress", defaults.disablePrivateIngress)!,
+    usePrivateIp: bool("use-private-ip", defaults.usePrivateIp)!,
+    privateIpv4,
+    privateSubnetIpRange: subnet,
+    hostname: name("hostname", /^[a-zA-Z0-9.-]+$/, "hostname"),
+    protocol,
+    proxyProtocol: bool("uses-proxyprotocol", defaults.usesProxyProtocol) ?? false,
+    nodeSelector: selector,
+    cookieName: raw("http-cookie-name"),
+    cookieLifetimeSeconds: seconds("http-cookie-lifetime"),
+    idleTimeoutSeconds: seconds("http-timeout-idle", undefined, [30, 300]),
+    certificateType,
+    certificates: list("http-certificates"),
+    managedCertificateName: raw("http-managed-certificate-name"),
+    managedCertificateDomains: managedDomains,
+    redirectHttp: bool("http-redirect-http") ?? false,
+    stickySessions: bool("http-sticky-sessions") ?? false,
+    healthCheck: {
+      protocol: oneOf("health-check-protocol", ["tcp", "http", "https"] as const),
+      port: int("health-check-port", 1, 65535),
+      intervalSeconds: seconds("health-check-interval", defaults.healthCheckIntervalMs, [3, 60]),
+      timeoutSeconds: seconds("health-check-timeout", defaults.healthCheckTimeoutMs, [1, 60]),
+      retries: int("health-check-retries", 0, 5, defaults.healthCheckRetries),
+      httpDomain: raw("health-check-http-domain"),
+      httpPath: raw("health-check-http-path"),
+      httpValidateCertificate: bool("health-check-http-validate-certificate"),
+      httpStatusCodes: statusCodes.length ? statusCodes : undefined,
+    },
+    ipv4Rdns: raw("ipv4-rdns"),
+    ipv6Rdns: raw("ipv6-rdns"),
+    protectDelete: bool("protection-delete"),
+  };
+  return { spec, errors };
+}
+
+/** The default name: `"a"` + UID without dashes, cut to 32 characters (upstream). */
+export function defaultLoadBalancerName(service: Service): string {
+  return `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32);
+}

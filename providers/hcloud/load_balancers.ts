@@ -1,0 +1,457 @@
+/**
+ * Hetzner load balancers for Services, compatible with the official CCM: found by the label
+ * `hcloud-ccm/service-uid`, else adopted by name; created with services, targets and network in
+ * one request; afterwards only differences are applied, each action awaited (a busy load balancer
+ * answers `locked`).
+ *
+ * @module
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import type { LoadBalancerResult, LoadBalancers, LoadBalancerStatus, ProviderWarning } from "../provider.ts";
+import { CloudApiError, TerminalError } from "../errors.ts";
+import type { HcloudClient, Schemas } from "./client.ts";
+import type { ActionWaiter } from "./action_waiter.ts";
+import type { LoadBalancerDefaults } from "./config.ts";
+import { defaultLoadBalancerName, type LoadBalancerSpec, parseLoadBalancerSpec } from "./lb_annotations.ts";
+import {
+  desiredServerIds,
+  type DesiredService,
+  desiredServices,
+  ingressOf,
+  serviceDiffers,
+} from "./lb_desired.ts";
+import { LbCertificates } from "./lb_certificates.ts";
+import { CatalogCache } from "./catalog_cache.ts";
+
+type LB = Schemas["load_balancer"];
+
+/** The label that ties a load balancer to its Service. */
+export const SERVICE_UID_LABEL = "hcloud-ccm/service-uid";
+
+/** See the module doc. */
+export class HcloudLoadBalancers implements LoadBalancers {
+  readonly #client: HcloudClient;
+  readonly #actions: ActionWaiter;
+  readonly #defaults: LoadBalancerDefaults;
+  readonly #networkId: () => number | undefined;
+  readonly #certificates: LbCertificates;
+  readonly #catalog: CatalogCache;
+
+  constructor(
+    client: HcloudClient,
+    actions: ActionWaiter,
+    defaults: LoadBalancerDefaults,
+    networkId: () => number | undefined,
+  ) {
+    this.#client = client;
+    this.#actions = actions;
+    this.#defaults = defaults;
+    this.#networkId = networkId;
+    this.#certificates = new LbCertificates(client, actions);
+    this.#catalog = new CatalogCache(client);
+  }
+
+  getLoadBalancerName(_cluster: string, service: Service): string {
+    return service.metadata?.annotations?.["load-balancer.hetzner.cloud/name"] ||
+      defaultLoadBalancerName(service);
+  }
+
+  async getLoadBalancer(_cluster: string, service: Service): Promise<LoadBalancerStatus | undefined> {
+    const lb = await this.#findByUid(service);
+    if (!lb) return undefined;
+    const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+    return { ingress: ingressOf(lb, spec) };
+  }
+
+  async ensureLoadBalancer(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
+    const spec = this.#spec(service);
+    const warnings: ProviderWarning[] = [];
+    await this.#checkCatalog(spec, warnings);
+    const certificateIds = spec.protocol === "https" ? await this.#certificates.resolve(service, spec) : [];
+    const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificateIds);
+    const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
+    warnings.push(...serviceWarnings, ...targetWarnings);
+    let lb = await this.#findByUid(service) ??
+      await this.#findByName(this.getLoadBalancerName(cluster, service));
+    if (!lb) {
+      if (!spec.type) {
+        warnings.push({
+          reason: "LoadBalancerTypeUnconfigured",
+          message:
+            "no load balancer type set (annotation load-balancer.hetzner.cloud/type or HCLOUD_LOAD_BALANCERS_TYPE); using lb11",
+        });
+      }
+      lb = await this.#create(cluster, service, spec, services, ids);
+    }
+    let changed = await this.#reconcileAttributes(lb, service, spec);
+    if (changed) lb = await this.#get(lb.id);
+    changed = (await this.#reconcileServices(lb, services)) || changed;
+    changed = (await this.#reconcileTargets(lb, ids, spec, warnings)) || changed;
+    if (changed) lb = await this.#get(lb.id);
+    return { ingress: ingressOf(lb, spec), warnings };
+  }
+
+  async updateLoadBalancer(
+    cluster: string,
+    service: Service,
+    nodes: Node[],
+  ): Promise<{ warnings: ProviderWarning[] }> {
+    const spec = this.#spec(service);
+    const lb = await this.#findByUid(service) ??
+      await this.#findByName(this.getLoadBalancerName(cluster, service));
+    const { ids, warnings } = desiredServerIds(nodes, spec);
+    if (lb) await this.#reconcileTargets(lb, ids, spec, warnings);
+    return { warnings };
+  }
+
+  async ensureLoadBalancerDeleted(_cluster: string, service: Service): Promise<void> {
+    const lb = await this.#findByUid(service);
+    if (!lb) return;
+    // Delete protection wins: the load balancer (and its IPs) stay; the Service can go.
+    if (lb.protection?.delete) return;
+    try {
+      await this.#client.call(
+        "delete load balancer",
+        this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
+      );
+    } catch (err) {
+      if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+    }
+  }
+
+  #spec(service: Service): LoadBalancerSpec {
+    const { spec, errors } = parseLoadBalancerSpec(service, this.#defaults);
+    if (spec.usePrivateIp && this.#networkId() === undefined) {
+      errors.push(
+        "annotation load-balancer.hetzner.cloud/use-private-ip needs a network (HCLOUD_NETWORK is not set)",
+      );
+    }
+    if (errors.length) throw new TerminalError(errors.join("; "));
+    return spec;
+  }
+
+  /** Unknown locations, zones and types are input errors; deprecated types a warning. */
+  async #checkCatalog(spec: LoadBalancerSpec, warnings: ProviderWarning[]): Promise<void> {
+    const catalog = await this.#catalog.get();
+    const errors: string[] = [];
+    const known = (
+      what: string,
+      value: string | undefined,
+      set: { has(v: string): boolean },
+      name: string,
+      env: string,
+    ) => {
+      if (value !== undefined && !set.has(value)) {
+        errors.push(
+          `annotation load-balancer.hetzner.cloud/${name}: "${value}" is not a known ${what} (or set by ${env})`,
+        );
+      }
+    };
+    known("location", spec.location, catalog.locations, "location", "HCLOUD_LOAD_BALANCERS_LOCATION");
+    known(
+      "network zone",
+      spec.networkZone,
+      catalog.zones,
+      "network-zone",
+      "HCLOUD_LOAD_BALANCERS_NETWORK_ZONE",
+    );
+    known("load balancer type", spec.type, catalog.loadBalancerTypes, "type", "HCLOUD_LOAD_BALANCERS_TYPE");
+    if (errors.length) throw new TerminalError(errors.join("; "));
+    if (spec.type && catalog.loadBalancerTypes.get(spec.type)?.deprecated) {
+      warnings.push({
+        reason: "LoadBalancerTypeDeprecated",
+        message: `load balancer type ${spec.type} is deprecated`,
+      });
+    }
+  }
+
+  async #findByUid(service: Service): Promise<LB | undefined> {
+    const uid = service.metadata?.uid;
+    if (!uid) return undefined;
+    const data = await this.#client.call(
+      "find load balancer",
+      this.#client.api.GET("/load_balancers", {
+        params: { query: { label_selector: `${SERVICE_UID_LABEL}=${uid}` } },
+      }),
+    );
+    if (data.load_balancers.length > 1) {
+      throw new TerminalError(
+        `${data.load_balancers.length} load balancers carry ${SERVICE_UID_LABEL}=${uid}; remove the extra ones`,
+      );
+    }
+    return data.load_balancers[0];
+  }
+
+  async #findByName(name: string): Promise<LB | undefined> {
+    const data = await this.#client.call(
+      "find load balancer",
+      this.#client.api.GET("/load_balancers", { params: { query: { name } } }),
+    );
+    return data.load_balancers[0];
+  }
+
+  async #get(id: number): Promise<LB> {
+    return (await this.#client.call(
+      "get load balancer",
+      this.#client.api.GET("/load_balancers/{id}", { params: { path: { id } } }),
+    ))
+      .load_balancer;
+  }
+
+  /** Sends one action request and waits until the action finished (the LB is locked until then). */
+  async #act(
+    what: string,
+    pending: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+  ): Promise<void> {
+    const data = await this.#client.call(what, pending) as { action?: Schemas["action"] | null };
+    if (data.action) await this.#actions.wait(data.action);
+  }
+
+  async #create(
+    cluster: string,
+    service: Service,
+    spec: LoadBalancerSpec,
+    services: DesiredService[],
+    ids: number[],
+  ): Promise<LB> {
+    if (!spec.location && !spec.networkZone) {
+      throw new TerminalError(
+        "no location: set the annotation load-balancer.hetzner.cloud/location or network-zone, or HCLOUD_LOAD_BALANCERS_LOCATION",
+      );
+    }
+    const networkId = this.#networkId();
+    // A fixed private IP or subnet is set by a separate attach after creation.
+    const attachOnCreate = networkId !== undefined && !spec.privateIpv4 && !spec.privateSubnetIpRange;
+    const body = {
+      name: this.getLoadBalancerName(cluster, service),
+      load_balancer_type: spec.type ?? "lb11",
+      labels: { [SERVICE_UID_LABEL]: service.metadata!.uid! },
+      ...(spec.location ? { location: spec.location } : { network_zone: spec.networkZone }),
+      ...(spec.algorithm ? { algorithm: { type: spec.algorithm } } : {}),
+      ...(attachOnCreate ? { network: networkId } : {}),
+      ...(spec.disablePublicNetwork !== undefined ? { public_interface: !spec.disablePublicNetwork } : {}),
+      services: services as Schemas["load_balancer_service"][],
+      targets: attachOnCreate || !spec.usePrivateIp
+        ? ids.map((id) => ({ type: "server" as const, server: { id }, use_private_ip: spec.usePrivateIp }))
+        : [],
+    };
+    const data = await this.#client.call(
+      "create load balancer",
+      this.#client.api.POST("/load_balancers", { body }),
+    );
+    await this.#actions.wait(data.action);
+    return data.load_balancer;
+  }
+
+  /** Labels, name, rDNS, algorithm, type, network, public interface, protection: only what differs. */
+  async #reconcileAttributes(lb: LB, service: Service, spec: LoadBalancerSpec): Promise<boolean> {
+    const id = lb.id;
+    const path = { params: { path: { id } } };
+    const api = this.#client.api;
+    let changed = false;
+    const uid = service.metadata!.uid!;
+    const wantedName = spec.name && spec.name !== lb.name ? spec.name : undefined;
+    if (lb.labels?.[SERVICE_UID_LABEL] !== uid || wantedName) {
+      await this.#client.call(
+        "update load balancer",
+        api.PUT("/load_balancers/{id}", {
+          ...path,
+          body: {
+            labels: { ...lb.labels, [SERVICE_UID_LABEL]: uid },
+            ...(wantedName ? { name: wantedName } : {}),
+          },
+        }),
+      );
+      changed = true;
+    }
+    for (
+      const [ip, wanted] of [[lb.public_net?.ipv4?.ip, spec.ipv4Rdns], [
+        lb.public_net?.ipv6?.ip,
+        spec.ipv6Rdns,
+      ]] as const
+    ) {
+      const current = ip === lb.public_net?.ipv4?.ip
+        ? lb.public_net?.ipv4?.dns_ptr
+        : lb.public_net?.ipv6?.dns_ptr;
+      if (ip && wanted !== undefined && wanted !== current) {
+        await this.#act(
+          "change rDNS",
+          api.POST("/load_balancers/{id}/actions/change_dns_ptr", { ...path, body: { ip, dns_ptr: wanted } }),
+        );
+        changed = true;
+      }
+    }
+    if (spec.algorithm && spec.algorithm !== lb.algorithm?.type) {
+      await this.#act(
+        "change algorithm",
+        api.POST("/load_balancers/{id}/actions/change_algorithm", {
+          ...path,
+          body: { type: spec.algorithm },
+        }),
+      );
+      changed = true;
+    }
+    if (spec.type && spec.type !== lb.load_balancer_type?.name) {
+      await this.#act(
+        "change type",
+        api.POST("/load_balancers/{id}/actions/change_type", {
+          ...path,
+          body: { load_balancer_type: spec.type },
+        }),
+      );
+      changed = true;
+    }
+    changed = (await this.#reconcileNetwork(lb, spec)) || changed;
+    const publicEnabled = lb.public_net?.enabled ?? true;
+    if (spec.disablePublicNetwork !== undefined && spec.disablePublicNetwork === publicEnabled) {
+      await this.#act(
+        "toggle public interface",
+        spec.disablePublicNetwork
+          ? api.POST("/load_balancers/{id}/actions/disable_public_interface", path)
+          : api.POST("/load_balancers/{id}/actions/enable_public_interface", path),
+      );
+      changed = true;
+    }
+    if (spec.protectDelete !== undefined && spec.protectDelete !== (lb.protection?.delete ?? false)) {
+      await this.#act(
+        "change protection",
+        api.POST("/load_balancers/{id}/actions/change_protection", {
+          ...path,
+          body: { delete: spec.protectDelete },
+        }),
+      );
+      changed = true;
+    }
+    return changed;
+  }
+
+  async #reconcileNetwork(lb: LB, spec: LoadBalancerSpec): Promise<boolean> {
+    const networkId = this.#networkId();
+    if (networkId === undefined) return false;
+    const api = this.#client.api;
+    const path = { params: { path: { id: lb.id } } };
+    const current = (lb.private_net ?? []).find((p) => p.network === networkId);
+    if (current && spec.privateIpv4 && current.ip !== spec.privateIpv4) {
+      await this.#act(
+        "detach from network",
+        api.POST("/load_balancers/{id}/actions/detach_from_network", {
+          ...path,
+          body: { network: networkId },
+        }),
+      );
+    } else if (current) return false;
+    await this.#act(
+      "attach to network",
+      api.POST("/load_balancers/{id}/actions/attach_to_network", {
+        ...path,
+        body: {
+          network: networkId,
+          ...(spec.privateIpv4 ? { ip: spec.privateIpv4 } : {}),
+          ...(spec.privateSubnetIpRange ? { ip_range: spec.privateSubnetIpRange } : {}),
+        },
+      }),
+    );
+    return true;
+  }
+
+  async #reconcileServices(lb: LB, desired: DesiredService[]): Promise<boolean> {
+    const api = this.#client.api;
+    const path = { params: { path: { id: lb.id } } };
+    let changed = false;
+    for (const actual of lb.services ?? []) {
+      if (desired.some((d) => d.listen_port === actual.listen_port)) continue;
+      await this.#act(
+        "delete service",
+        api.POST("/load_balancers/{id}/actions/delete_service", {
+          ...path,
+          body: { listen_port: actual.listen_port },
+        }),
+      );
+      changed = true;
+    }
+    for (const want of desired) {
+      const actual = (lb.services ?? []).find((s) => s.listen_port === want.listen_port);
+      if (!actual) {
+        await this.#act(
+          "add service",
+          api.POST("/load_balancers/{id}/actions/add_service", {
+            ...path,
+            body: want as Schemas["load_balancer_service"],
+          }),
+        );
+        changed = true;
+      } else if (serviceDiffers(want, actual)) {
+        await this.#act(
+          "update service",
+          api.POST("/load_balancers/{id}/actions/update_service", {
+            ...path,
+            body: want as Schemas["update_load_balancer_service"],
+          }),
+        );
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /** Server targets: removes foreign and stale ones (or ones with the wrong private-IP flag), adds missing ones. */
+  async #reconcileTargets(
+    lb: LB,
+    ids: number[],
+    spec: LoadBalancerSpec,
+    warnings: ProviderWarning[],
+  ): Promise<boolean> {
+    const api = this.#client.api;
+    const path = { params: { path: { id: lb.id } } };
+    const wanted = new Set(ids);
+    let changed = false;
+    const keep = new Set<number>();
+    for (const target of lb.targets ?? []) {
+      const serverId = target.type === "server" ? target.server?.id : undefined;
+      if (
+        serverId !== undefined && wanted.has(serverId) &&
+        (target.use_private_ip ?? false) === spec.usePrivateIp
+      ) {
+        keep.add(serverId);
+        continue;
+      }
+      const body = target.type === "server"
+        ? { type: "server" as const, server: { id: serverId! } }
+        : target.type === "ip"
+        ? { type: "ip" as const, ip: { ip: target.ip!.ip } }
+        : { type: "label_selector" as const, label_selector: { selector: target.label_selector!.selector } };
+      await this.#act(
+        "remove target",
+        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body }),
+      );
+      changed = true;
+    }
+    const max = lb.load_balancer_type?.max_targets ?? Infinity;
+    for (const id of ids) {
+      if (keep.has(id)) continue;
+      if (keep.size >= max) {
+        warnings.push({
+          reason: "MaxTargetsReached",
+          message:
+            `load balancer type ${lb.load_balancer_type?.name} allows ${max} targets; server ${id} not added`,
+        });
+        continue;
+      }
+      try {
+        await this.#act(
+          "add target",
+          api.POST("/load_balancers/{id}/actions/add_target", {
+            ...path,
+            body: { type: "server", server: { id }, use_private_ip: spec.usePrivateIp },
+          }),
+        );
+        keep.add(id);
+        changed = true;
+      } catch (err) {
+        if (!(err instanceof CloudApiError && err.code === "resource_limit_exceeded")) throw err;
+        warnings.push({ reason: "MaxTargetsReached", message: `server ${id} not added: ${err.message}` });
+      }
+    }
+    return changed;
+  }
+}
