@@ -1,0 +1,257 @@
+/**
+ * The hcloud load balancers against the simulator: every annotation family of the official CCM,
+ * the environment defaults, and minimal diffs.
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import { assert, assertEquals, assertRejects } from "./assert.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { HcloudProvider } from "../providers/hcloud/provider.ts";
+import { readHcloudConfig } from "../providers/hcloud/config.ts";
+import { TerminalError } from "../providers/errors.ts";
+
+const P = "load-balancer.hetzner.cloud/";
+let uidCounter = 0;
+
+function svc(annotations: Record<string, string>, spec: Partial<NonNullable<Service["spec"]>> = {}): Service {
+  uidCounter++;
+  return {
+    metadata: { name: `s${uidCounter}`, namespace: "default", uid: `0000-${uidCounter}`, annotations },
+    spec: {
+      type: "LoadBalancer",
+      ports: [{ name: "p", port: 443, protocol: "TCP", nodePort: 30443 }],
+      ...spec,
+    },
+  };
+}
+
+async function setup(env: Record<string, string> = {}) {
+  const t = await startTestSim();
+  applySeed(t.sim, {
+    networks: [{
+      name: "k8s",
+      ip_range: "10.0.0.0/8",
+      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+    }],
+  });
+  const { config, errors } = await readHcloudConfig({
+    HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+    HCLOUD_ENDPOINT: t.sim.endpoint,
+    HCLOUD_NETWORK: "k8s",
+    ...env,
+  });
+  assertEquals(errors, []);
+  const provider = new HcloudProvider(config);
+  await provider.initialize(AbortSignal.timeout(5_000));
+  const servers = [1, 2].map((i) =>
+    t.sim.addServer({ name: `n${i}`, location: "nbg1", labels: {}, private_net: [{ network: "k8s" }] })
+  );
+  const nodes: Node[] = servers.map((s, i) => ({
+    metadata: { name: `n${i + 1}`, labels: { pool: i === 0 ? "edge" : "core" } },
+    spec: { providerID: `hcloud://${s.id}` },
+  }));
+  const lbOf = (service: Service) =>
+    [...t.sim.world.loadBalancers.values()].find((lb) =>
+      lb.labels["hcloud-ccm/service-uid"] === service.metadata!.uid
+    )!;
+  return { t, provider, lbs: provider.loadBalancers!, nodes, servers, lbOf };
+}
+
+Deno.test("hcloud LBs: HTTPS with an uploaded certificate by name, HTTP options and a custom health check", async () => {
+  const { t, lbs, nodes, lbOf } = await setup();
+  try {
+    const cert = await t.api("POST", "/certificates", {
+      name: "shop-cert",
+      certificate: "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----",
+      private_key: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----",
+    });
+    const service = svc({
+      [`${P}location`]: "nbg1",
+      [`${P}protocol`]: "https",
+      [`${P}http-certificates`]: "shop-cert",
+      [`${P}http-redirect-http`]: "true",
+      [`${P}http-sticky-sessions`]: "true",
+      [`${P}http-cookie-name`]: "SHOP",
+      [`${P}http-cookie-lifetime`]: "1h",
+      [`${P}health-check-protocol`]: "https",
+      [`${P}health-check-port`]: "8443",
+      [`${P}health-check-http-path`]: "/ready",
+      [`${P}health-check-http-domain`]: "shop.example.com",
+      [`${P}health-check-http-status-codes`]: "200,3??",
+      [`${P}health-check-interval`]: "7s",
+      [`${P}health-check-timeout`]: "4s",
+      [`${P}health-check-retries`]: "2",
+    });
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    const s = lbOf(service).services[0];
+    assertEquals([
+      s.protocol,
+      s.http?.certificates,
+      s.http?.redirect_http,
+      s.http?.sticky_sessions,
+      s.http?.cookie_name,
+      s.http?.cookie_lifetime,
+    ], [
+      "https",
+      [cert.body.certificate.id],
+      true,
+      true,
+      "SHOP",
+      3600,
+    ]);
+    assertEquals(s.health_check, {
+      protocol: "http",
+      port: 8443,
+      interval: 7,
+      timeout: 4,
+      retries: 2,
+      http: {
+        domain: "shop.example.com",
+        path: "/ready",
+        response: "",
+        status_codes: ["200", "3??"],
+        tls: true,
+      },
+    });
+    const before = t.sim.audit.length;
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    assertEquals(
+      t.sim.audit.slice(before).filter((e) => e.method !== "GET").length,
+      0,
+      "unchanged: no mutating call",
+    );
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: managed certificate created once and found again by the Service UID", async () => {
+  const { t, lbs, nodes, lbOf } = await setup();
+  try {
+    const service = svc({
+      [`${P}location`]: "nbg1",
+      [`${P}protocol`]: "https",
+      [`${P}certificate-type`]: "managed",
+      [`${P}http-managed-certificate-domains`]: "a.example.com,b.example.com",
+    });
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    const certs = [...t.sim.world.certificates.values()];
+    assertEquals(certs.length, 1);
+    assertEquals([certs[0].type, certs[0].name, certs[0].domain_names], [
+      "managed",
+      "ccm-managed-certificate-0000-2",
+      ["a.example.com", "b.example.com"],
+    ]);
+    assertEquals(lbOf(service).services[0].http?.certificates, [certs[0].id]);
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: ingress variants (hostname, proxy protocol, IPv6 and private ingress off) and public interface", async () => {
+  const { t, lbs, nodes, lbOf } = await setup();
+  try {
+    const host = await lbs.ensureLoadBalancer(
+      "k",
+      svc({ [`${P}location`]: "nbg1", [`${P}hostname`]: "lb.example.com" }),
+      nodes,
+    );
+    assertEquals(host.ingress, [{ hostname: "lb.example.com" }]);
+    const proxy = svc({
+      [`${P}location`]: "nbg1",
+      [`${P}uses-proxyprotocol`]: "true",
+      [`${P}ipv6-disabled`]: "true",
+      [`${P}disable-private-ingress`]: "true",
+    });
+    const status = await lbs.ensureLoadBalancer("k", proxy, nodes);
+    assertEquals(status.ingress, [{ ip: lbOf(proxy).public_net.ipv4.ip!, ipMode: "Proxy" }]);
+    assertEquals(lbOf(proxy).services[0].proxyprotocol, true);
+    const privateOnly = svc({ [`${P}location`]: "nbg1", [`${P}disable-public-network`]: "true" });
+    const priv = await lbs.ensureLoadBalancer("k", privateOnly, nodes);
+    assertEquals(lbOf(privateOnly).public_net.enabled, false);
+    assertEquals(priv.ingress, [{ ip: lbOf(privateOnly).private_net[0].ip!, ipMode: "VIP" }]);
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: private IP targets, fixed private IPv4, rDNS, type, protection and node selector", async () => {
+  const { t, lbs, nodes, servers, lbOf } = await setup();
+  try {
+    const service = svc({
+      [`${P}location`]: "nbg1",
+      [`${P}use-private-ip`]: "true",
+      [`${P}private-ipv4`]: "10.0.9.9",
+      [`${P}ipv4-rdns`]: "lb.example.com",
+      [`${P}type`]: "lb21",
+      [`${P}protection-delete`]: "true",
+      [`${P}node-selector`]: "pool=edge",
+    });
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    const lb = lbOf(service);
+    assertEquals(lb.targets.map((x) => [x.server?.id, x.use_private_ip]), [[servers[0].id, true]]);
+    assertEquals(lb.private_net.map((p) => p.ip), ["10.0.9.9"]);
+    assertEquals([lb.public_net.ipv4.dns_ptr, lb.load_balancer_type.name, lb.protection.delete], [
+      "lb.example.com",
+      "lb21",
+      true,
+    ]);
+
+    // Change the fixed IP, drop private-IP targets and widen the selector: only those changes are made.
+    service.metadata!.annotations![`${P}private-ipv4`] = "10.0.9.10";
+    service.metadata!.annotations![`${P}use-private-ip`] = "false";
+    delete service.metadata!.annotations![`${P}node-selector`];
+    const start = t.sim.audit.length;
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    const routes = t.sim.audit.slice(start).filter((e) => e.method !== "GET").map((e) =>
+      e.route.replace("POST /load_balancers/{id}/actions/", "")
+    );
+    assertEquals(routes, [
+      "detach_from_network",
+      "attach_to_network",
+      "remove_target",
+      "add_target",
+      "add_target",
+    ]);
+    assertEquals(lbOf(service).private_net.map((p) => p.ip), ["10.0.9.10"]);
+    await lbs.ensureLoadBalancerDeleted("k", service);
+    assert(lbOf(service), "protected: kept");
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: environment defaults apply while annotations are absent; missing location is an input error", async () => {
+  const { t, lbs, nodes, lbOf } = await setup({
+    HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1",
+    HCLOUD_LOAD_BALANCERS_TYPE: "lb31",
+    HCLOUD_LOAD_BALANCERS_ALGORITHM_TYPE: "least_connections",
+    HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL: "true",
+    HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_INTERVAL: "20s",
+    HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "4",
+    HCLOUD_LOAD_BALANCERS_DISABLE_IPV6: "true",
+  });
+  try {
+    const service = svc({});
+    const status = await lbs.ensureLoadBalancer("k", service, nodes);
+    const lb = lbOf(service);
+    assertEquals([lb.location.name, lb.load_balancer_type.name, lb.algorithm.type], [
+      "nbg1",
+      "lb31",
+      "least_connections",
+    ]);
+    assertEquals([
+      lb.services[0].proxyprotocol,
+      lb.services[0].health_check.interval,
+      lb.services[0].health_check.retries,
+    ], [true, 20, 4]);
+    assert(status.ingress.every((i) => !i.ip?.includes(":")), "no IPv6 ingress");
+    const cleared = svc({ [`${P}location`]: "" });
+    const err = await assertRejects(() => lbs.ensureLoadBalancer("k", cleared, nodes), TerminalError);
+    assert(err.message.includes("no location"), err.message);
+  } finally {
+    await t.finish();
+  }
+});
