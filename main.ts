@@ -16,6 +16,7 @@ import { CONTROLLER_FACTORIES } from "./controllers/mod.ts";
 import { runApp } from "./app.ts";
 import { Registry } from "./lib/metrics.ts";
 import { logger, redact, setupLogging } from "./lib/log.ts";
+import { readEnv } from "./config/env.ts";
 
 /** Exit code for configuration errors, as Go's flag package uses. */
 export const EXIT_CONFIG = 2;
@@ -83,5 +84,5 @@ export async function main(args: string[], env: Record<string, string | undefine
 }
 
 if (import.meta.main) {
-  Deno.exit(await main(Deno.args, Deno.env.toObject()));
+  Deno.exit(await main(Deno.args, readEnv()));
 }

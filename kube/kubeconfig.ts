@@ -5,6 +5,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../config/config_error.ts";
+import { readEnv } from "../config/env.ts";
 
 /** Everything the transport needs to reach and authenticate to one apiserver. */
 export interface ClusterConnection {
@@ -77,7 +78,7 @@ export interface ResolveOptions {
  * merged, first wins), else in-cluster when `KUBERNETES_SERVICE_HOST` is set, else `~/.kube/config`.
  */
 export async function resolveConnection(options: ResolveOptions = {}): Promise<ClusterConnection> {
-  const env = options.env ?? Deno.env.toObject();
+  const env = options.env ?? readEnv();
   if (options.kubeconfig) return await loadKubeConfig([options.kubeconfig], options.context);
   const fromEnv = (env.KUBECONFIG ?? "").split(":").filter((p) => p !== "");
   if (fromEnv.length > 0) return await loadKubeConfig(fromEnv, options.context);
@@ -107,8 +108,8 @@ export async function loadKubeConfig(paths: string[], contextOverride?: string):
     } catch (err) {
       const problem = err instanceof Deno.errors.NotFound
         ? "file not found"
-        : err instanceof Deno.errors.PermissionDenied
-        ? "permission denied"
+        : err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable
+        ? `not readable (${(err as Error).message.split(",")[0]})`
         : `cannot parse: ${(err as Error).message.split("\n")[0]}`;
       throw new ConfigError(`kubeconfig ${file}: ${problem}`, { cause: err });
     }

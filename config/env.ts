@@ -1,0 +1,55 @@
+/**
+ * The environment variables deno-ccm reads, in one list: the compiled binary's `--allow-env`
+ * names exactly these (see `deno.json`), and nothing reads the whole environment.
+ *
+ * @module
+ */
+
+/** Every variable read, Kubernetes and Hetzner alike. */
+export const ENV_VARS = [
+  "KUBECONFIG",
+  "KUBERNETES_SERVICE_HOST",
+  "KUBERNETES_SERVICE_PORT",
+  "HOME",
+  "HCLOUD_TOKEN",
+  "HCLOUD_TOKEN_FILE",
+  "HCLOUD_ENDPOINT",
+  "HCLOUD_DEBUG",
+  "HCLOUD_NETWORK",
+  "HCLOUD_NETWORK_ROUTES_ENABLED",
+  "HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK",
+  "HCLOUD_INSTANCES_ADDRESS_FAMILY",
+  "HCLOUD_INSTANCES_ZONE_LABEL_ENABLED",
+  "HCLOUD_SERVER_CACHE_MODE",
+  "HCLOUD_SERVER_CACHE_MAX_AGE",
+  "HCLOUD_METRICS_ENABLED",
+  "HCLOUD_METRICS_ADDRESS",
+  "HCLOUD_LOAD_BALANCERS_ENABLED",
+  "HCLOUD_LOAD_BALANCERS_LOCATION",
+  "HCLOUD_LOAD_BALANCERS_NETWORK_ZONE",
+  "HCLOUD_LOAD_BALANCERS_TYPE",
+  "HCLOUD_LOAD_BALANCERS_ALGORITHM_TYPE",
+  "HCLOUD_LOAD_BALANCERS_DISABLE_PRIVATE_INGRESS",
+  "HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP",
+  "HCLOUD_LOAD_BALANCERS_DISABLE_IPV6",
+  "HCLOUD_LOAD_BALANCERS_DISABLE_PUBLIC_NETWORK",
+  "HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL",
+  "HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_INTERVAL",
+  "HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_TIMEOUT",
+  "HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES",
+  "HCLOUD_LOAD_BALANCERS_PRIVATE_SUBNET_IP_RANGE",
+  "ROBOT_ENABLED",
+] as const;
+
+/** Reads exactly {@link ENV_VARS} (a variable we may not read counts as unset). */
+export function readEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const name of ENV_VARS) {
+    try {
+      env[name] = Deno.env.get(name);
+    } catch {
+      env[name] = undefined;
+    }
+  }
+  return env;
+}

@@ -1,0 +1,163 @@
+/**
+ * Shipping, proved without a container engine: the bundled CCM runs under exactly the compile
+ * permissions (from deno.json) inside a root filesystem assembled from the Containerfile's COPY
+ * list (so a missing library or CA bundle fails), as user 65532, in-cluster with a token of the
+ * ServiceAccount from deploy/ (applied with kubectl), through the end-to-end scenario, and gets no
+ * Forbidden answer.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { TestCluster } from "./kube_cluster.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { adminClient } from "./ccm_harness.ts";
+import { eventually, quietLogs } from "./helpers.ts";
+import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
+import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+
+const REPO = new URL("..", import.meta.url).pathname;
+
+/** The `--allow-*` flags of the compile task: the single source of truth. */
+export async function compilePermissions(): Promise<string[]> {
+  const task: string = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks.compile;
+  return task.split(/\s+/).filter((a) => a.startsWith("--allow-"));
+}
+
+/** `[source, destination]` of every COPY in the Containerfile's final stage. */
+export async function containerFiles(): Promise<[string, string][]> {
+  const text = await Deno.readTextFile(`${REPO}deploy/Containerfile`);
+  const final = text.slice(text.lastIndexOf("FROM scratch"));
+  return [...final.matchAll(/^COPY --from=build (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
+}
+
+async function run(cmd: string, args: string[]): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+  const text = new TextDecoder();
+  if (!out.success) throw new Error(`${cmd} ${args.join(" ")}: ${text.decode(out.stderr)}`);
+  return text.decode(out.stdout);
+}
+
+Deno.test({
+  name:
+    "ship: bundle under the compile permissions, in the Containerfile's rootfs, as the least-privilege ServiceAccount",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    if (Deno.uid() !== 0) throw new Error("this test needs root (chroot and mount); CI runs as root");
+    const rootfs = await Deno.makeTempDir({ prefix: "deno-ccm-rootfs-" });
+    const mounts: string[] = [];
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    let child: Deno.ChildProcess | undefined;
+    try {
+      // The image's files; the compiled binary is denort + code, so here: deno + the bundle.
+      await run(Deno.execPath(), [
+        "bundle",
+        "--quiet",
+        "--output",
+        `${rootfs}/deno-ccm.js`,
+        `${REPO}main.ts`,
+      ]);
+      for (const [src, dst] of await containerFiles()) {
+        await Deno.mkdir(`${rootfs}${dst.slice(0, dst.lastIndexOf("/"))}`, { recursive: true });
+        if (src === "/src/dist/deno-ccm") await Deno.copyFile(Deno.execPath(), `${rootfs}/deno`);
+        else await Deno.copyFile(src, `${rootfs}${dst}`);
+      }
+      await Deno.chmod(`${rootfs}/deno`, 0o755);
+      // The libraries the runtime links must all be in the Containerfile's list.
+      const listed = new Set((await containerFiles()).map(([, dst]) => dst.split("/").pop()));
+      const needed = [...(await run("ldd", [Deno.execPath()])).matchAll(/(\S+\.so[.\d]*)/g)].map((m) =>
+        m[1].split("/").pop()
+      )
+        .filter((lib) => lib && !lib.startsWith("linux-vdso"));
+      for (const lib of needed) assert(listed.has(lib), `library ${lib} is not in deploy/Containerfile`);
+      for (const dir of ["proc", "dev", "tmp"]) await Deno.mkdir(`${rootfs}/${dir}`, { recursive: true });
+      await Deno.chmod(`${rootfs}/tmp`, 0o1777);
+
+      // The manifests, and a token of their ServiceAccount mounted where a pod has it.
+      await cluster.kubectl(["apply", "-k", `${REPO}deploy`]);
+      const token =
+        (await cluster.kubectl(["-n", "kube-system", "create", "token", "deno-ccm", "--duration=1h"])).trim();
+      const sa = `${rootfs}/var/run/secrets/kubernetes.io/serviceaccount`;
+      await Deno.mkdir(sa, { recursive: true });
+      await Deno.writeTextFile(`${sa}/token`, token);
+      await Deno.writeTextFile(`${sa}/namespace`, "kube-system");
+      await Deno.copyFile(`${cluster.dir}/ca.crt`, `${sa}/ca.crt`);
+      await run("chmod", ["-R", "a+rX", rootfs]);
+      await Deno.chmod(`${rootfs}/tmp`, 0o1777);
+      await run("mount", ["--bind", "/dev", `${rootfs}/dev`]);
+      mounts.push(`${rootfs}/dev`);
+      await run("mount", ["-t", "proc", "proc", `${rootfs}/proc`]);
+      mounts.push(`${rootfs}/proc`);
+
+      seedScenario(s.sim);
+      const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const port = (listener.addr as Deno.NetAddr).port;
+      listener.close();
+      child = new Deno.Command("chroot", {
+        args: [
+          "--userspec=65532:65532",
+          rootfs,
+          "/deno",
+          "run",
+          ...(await compilePermissions()),
+          "/deno-ccm.js",
+          `--secure-port=${port}`,
+          "--bind-address=127.0.0.1",
+          ...SCENARIO_ARGS,
+        ],
+        clearEnv: true,
+        env: {
+          KUBERNETES_SERVICE_HOST: "127.0.0.1",
+          KUBERNETES_SERVICE_PORT: String(cluster.apiserverPort),
+          HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+          HCLOUD_ENDPOINT: s.sim.endpoint,
+          ...SCENARIO_ENV,
+          DENO_DIR: "/tmp/deno",
+          HOME: "/tmp",
+          NO_COLOR: "1",
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      let log = "";
+      const decoder = new TextDecoder();
+      const collect = (st: ReadableStream<Uint8Array>) =>
+        st.pipeTo(new WritableStream({ write: (c) => void (log += decoder.decode(c)) }));
+      const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
+      const get = async (path: string) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { status: res.status, text: await res.text() };
+      };
+      await eventually(async () => (await get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000)
+        .catch((err) => {
+          throw new Error(`${err.message}\nCCM output:\n${log}`);
+        });
+      const client = await adminClient(cluster);
+      try {
+        await runScenario(client, s.sim);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\nCCM output:\n${log}`);
+      } finally {
+        client.transport.close();
+      }
+      const metrics = (await get("/metrics")).text;
+      const codes = [...metrics.matchAll(/^kube_api_requests_total\{code="(\d+)",verb="(\w+)"\} (\d+)/gm)];
+      assert(codes.length > 0, "the CCM counted its Kubernetes requests");
+      const denied = codes.filter(([, code]) => code === "403" || code === "401");
+      assertEquals(denied.map((m) => m[0]), [], `Forbidden answers:\n${log}`);
+      assert(!/forbidden/i.test(log), `forbidden in the log:\n${log}`);
+      child.kill("SIGTERM");
+      assertEquals((await child.status).code, 0, log);
+      await piped;
+      child = undefined;
+    } finally {
+      try {
+        child?.kill("SIGKILL");
+      } catch { /* gone */ }
+      for (const m of mounts.reverse()) await run("umount", ["-l", m]).catch(() => {});
+      await s.finish();
+      await cluster.stop();
+      await Deno.remove(rootfs, { recursive: true }).catch(() => {});
+    }
+  },
+});
