@@ -176,6 +176,8 @@ class ServiceController implements Controller {
       await this.#patchIngress(svc, result.ingress);
     }
     this.#synced.set(key, nodeSet(nodes));
+    // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
+    if (nodeSet(this.#eligibleNodes()) !== nodeSet(nodes)) this.#nodeQueue.add("sync");
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 
