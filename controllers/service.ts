@@ -189,6 +189,7 @@ class ServiceController implements Controller {
       const last = this.#synced.get(objectKey(svc));
       return last !== undefined && last !== set && this.#wants(svc) && !svc.metadata?.deletionTimestamp;
     });
+    if (stale.length) await this.#lbs.syncNodes?.(this.#ctx.flags.clusterName, nodes);
     const limit = Math.max(1, this.#ctx.flags.concurrentServiceSyncs);
     for (let i = 0; i < stale.length; i += limit) {
       await Promise.all(

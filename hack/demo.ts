@@ -14,6 +14,7 @@ import { TestCluster } from "../tests/kube_cluster.ts";
 import { adminClient, registerNode, startCcm } from "../tests/ccm_harness.ts";
 import { Simulator } from "../providers/hcloud_sim/simulator.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
 

@@ -81,6 +81,12 @@ export interface LoadBalancers {
   ): Promise<void | { warnings?: ProviderWarning[] }>;
   /** Deletes the balancer; succeeds when it is already gone. */
   ensureLoadBalancerDeleted(clusterName: string, service: Service): Promise<void>;
+  /**
+   * Optional: called once per change of the eligible node set, before `updateLoadBalancer` for each
+   * Service, for work shared by all balancers (e.g. labelling the servers a label-selector target
+   * picks up).
+   */
+  syncNodes?(clusterName: string, nodes: Node[]): Promise<void>;
 }
 
 /** A route of the pod network (upstream `cloudprovider.Route`). */

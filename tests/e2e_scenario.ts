@@ -11,6 +11,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import type { Simulator } from "../providers/hcloud_sim/simulator.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { registerNode, setReady } from "./ccm_harness.ts";
 import { eventually } from "./helpers.ts";
 import { hasTaint, UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
@@ -89,7 +90,7 @@ export async function runScenario(client: KubeClient, sim: Simulator, timeoutMs 
   );
   const lb = () => [...sim.world.loadBalancers.values()][0];
   assertEquals(lb()?.services.length, 2);
-  await eventually(() => lb()?.targets.length === 3, timeoutMs);
+  await eventually(() => !!lb() && targetServerIds(sim.world, lb()).length === 3, timeoutMs);
 
   // The server behind w2 disappears: its Node (NotReady), route and target go too.
   const w2 = [...sim.world.servers.values()].find((s) => s.name === "w2")!;
@@ -100,7 +101,7 @@ export async function runScenario(client: KubeClient, sim: Simulator, timeoutMs 
     async () => !(await client.list(NODES)).items.some((n) => n.metadata?.name === "w2"),
     timeoutMs,
   );
-  await eventually(() => lb()?.targets.length === 2, timeoutMs);
+  await eventually(() => !!lb() && targetServerIds(sim.world, lb()).length === 2, timeoutMs);
   await eventually(() => !network.routes.some((r) => r.destination === "10.244.2.0/24"), timeoutMs);
 
   await client.delete(SERVICES, "web", { namespace: "default" });

@@ -208,13 +208,17 @@ Deno.test("hcloud LBs: private IP targets, fixed private IPv4, rDNS, type, prote
     const routes = t.sim.audit.slice(start).filter((e) => e.method !== "GET").map((e) =>
       e.route.replace("POST /load_balancers/{id}/actions/", "")
     );
+    // Without a node selector the targets become one label selector: the servers get the label
+    // (one update each), then the label target is added before the old server target is removed.
     assertEquals(routes, [
+      "PUT /servers/{id}",
+      "PUT /servers/{id}",
       "detach_from_network",
       "attach_to_network",
+      "add_target",
       "remove_target",
-      "add_target",
-      "add_target",
     ]);
+    assertEquals(lbOf(service).targets.map((x) => [x.type, x.use_private_ip]), [["label_selector", false]]);
     assertEquals(lbOf(service).private_net.map((p) => p.ip), ["10.0.9.10"]);
     await lbs.ensureLoadBalancerDeleted("k", service);
     assert(lbOf(service), "protected: kept");

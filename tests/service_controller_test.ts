@@ -9,6 +9,7 @@ import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
 import type { LoadBalancer } from "../providers/hcloud_sim/world.ts";
+import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { EVENTS, NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { LB_FINALIZER } from "../controllers/service.ts";
@@ -63,7 +64,7 @@ Deno.test({
       const uid = (await client.get(SERVICES, name, { namespace: "default" })).metadata!.uid!;
       return [...sim.world.loadBalancers.values()].find((lb) => lb.labels["hcloud-ccm/service-uid"] === uid);
     };
-    const targetsOf = (lb: LoadBalancer | undefined) => (lb?.targets ?? []).map((x) => x.server?.id).sort();
+    const targetsOf = (lb: LoadBalancer | undefined) => lb ? targetServerIds(sim.world, lb) : [];
     const mutations = (from: number) => sim.audit.slice(from).filter((e) => e.method !== "GET");
     const servers = [1, 2, 3].map((i) =>
       sim.addServer({ name: `w${i}`, location: "fsn1", private_net: [{ network: "k8s" }] })
@@ -166,7 +167,8 @@ Deno.test({
         await client.delete(NODES, "w2");
         await eventually(
           async () =>
-            JSON.stringify(targetsOf(await lbOf("web"))) === JSON.stringify([servers[2].id, w4.id].sort()),
+            JSON.stringify(targetsOf(await lbOf("web"))) ===
+              JSON.stringify([servers[2].id, w4.id].sort((a, b) => a - b)),
           20_000,
         );
         await eventually(async () =>

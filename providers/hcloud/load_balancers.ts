@@ -22,6 +22,7 @@ import {
 } from "./lb_desired.ts";
 import { LbCertificates } from "./lb_certificates.ts";
 import { CatalogCache } from "./catalog_cache.ts";
+import type { ServerLabeler } from "./server_labeler.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -36,13 +37,16 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #networkId: () => number | undefined;
   readonly #certificates: LbCertificates;
   readonly #catalog: CatalogCache;
+  readonly #labeler: ServerLabeler;
 
   constructor(
     client: HcloudClient,
     actions: ActionWaiter,
     defaults: LoadBalancerDefaults,
     networkId: () => number | undefined,
+    labeler: ServerLabeler,
   ) {
+    this.#labeler = labeler;
     this.#client = client;
     this.#actions = actions;
     this.#defaults = defaults;
@@ -71,6 +75,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificateIds);
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
     warnings.push(...serviceWarnings, ...targetWarnings);
+    const selector = spec.nodeSelector ? undefined : this.#labeler.selector(cluster);
+    if (selector) await this.#labeler.sync(cluster, nodes);
     let lb = await this.#findByUid(service) ??
       await this.#findByName(this.getLoadBalancerName(cluster, service));
     if (!lb) {
@@ -81,12 +87,16 @@ export class HcloudLoadBalancers implements LoadBalancers {
             "no load balancer type set (annotation load-balancer.hetzner.cloud/type or HCLOUD_LOAD_BALANCERS_TYPE); using lb11",
         });
       }
-      lb = await this.#create(cluster, service, spec, services, ids);
+      lb = await this.#create(cluster, service, spec, services, ids, selector);
     }
     let changed = await this.#reconcileAttributes(lb, service, spec);
     if (changed) lb = await this.#get(lb.id);
     changed = (await this.#reconcileServices(lb, services)) || changed;
-    changed = (await this.#reconcileTargets(lb, ids, spec, warnings)) || changed;
+    changed =
+      (await (selector
+        ? this.#reconcileLabelTarget(lb, selector, spec)
+        : this.#reconcileTargets(lb, ids, spec, warnings))) ||
+      changed;
     if (changed) lb = await this.#get(lb.id);
     return { ingress: ingressOf(lb, spec), warnings };
   }
@@ -213,6 +223,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     spec: LoadBalancerSpec,
     services: DesiredService[],
     ids: number[],
+    selector: string | undefined,
   ): Promise<LB> {
     if (!spec.location && !spec.networkZone) {
       throw new TerminalError(
@@ -231,9 +242,13 @@ export class HcloudLoadBalancers implements LoadBalancers {
       ...(attachOnCreate ? { network: networkId } : {}),
       ...(spec.disablePublicNetwork !== undefined ? { public_interface: !spec.disablePublicNetwork } : {}),
       services: services as Schemas["load_balancer_service"][],
-      targets: attachOnCreate || !spec.usePrivateIp
-        ? ids.map((id) => ({ type: "server" as const, server: { id }, use_private_ip: spec.usePrivateIp }))
-        : [],
+      targets: !attachOnCreate && spec.usePrivateIp ? [] : selector
+        ? [{
+          type: "label_selector" as const,
+          label_selector: { selector },
+          use_private_ip: spec.usePrivateIp,
+        }]
+        : ids.map((id) => ({ type: "server" as const, server: { id }, use_private_ip: spec.usePrivateIp })),
     };
     const data = await this.#client.call(
       "create load balancer",
@@ -394,6 +409,38 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return changed;
   }
 
+  /**
+   * One label-selector target: added first, then every other target (server targets of the
+   * official CCM, say) removed, so traffic never loses its backends while migrating.
+   */
+  async #reconcileLabelTarget(lb: LB, selector: string, spec: LoadBalancerSpec): Promise<boolean> {
+    const api = this.#client.api;
+    const path = { params: { path: { id: lb.id } } };
+    const mine = (t: NonNullable<LB["targets"]>[number]) =>
+      t.type === "label_selector" && t.label_selector?.selector === selector &&
+      (t.use_private_ip ?? false) === spec.usePrivateIp;
+    let changed = false;
+    if (!(lb.targets ?? []).some(mine)) {
+      await this.#act(
+        "add target",
+        api.POST("/load_balancers/{id}/actions/add_target", {
+          ...path,
+          body: { type: "label_selector", label_selector: { selector }, use_private_ip: spec.usePrivateIp },
+        }),
+      );
+      changed = true;
+    }
+    for (const target of lb.targets ?? []) {
+      if (mine(target)) continue;
+      await this.#act(
+        "remove target",
+        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
+      );
+      changed = true;
+    }
+    return changed;
+  }
+
   /** Server targets: removes foreign and stale ones (or ones with the wrong private-IP flag), adds missing ones. */
   async #reconcileTargets(
     lb: LB,
@@ -454,4 +501,13 @@ export class HcloudLoadBalancers implements LoadBalancers {
     }
     return changed;
   }
+}
+
+/** The body that names an existing target in `remove_target`. */
+function targetRef(target: NonNullable<LB["targets"]>[number]) {
+  return target.type === "server"
+    ? { type: "server" as const, server: { id: target.server!.id } }
+    : target.type === "ip"
+    ? { type: "ip" as const, ip: { ip: target.ip!.ip } }
+    : { type: "label_selector" as const, label_selector: { selector: target.label_selector!.selector } };
 }

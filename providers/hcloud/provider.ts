@@ -14,6 +14,7 @@ import { ActionWaiter } from "./action_waiter.ts";
 import { toNetworkInfo } from "./shapes.ts";
 import { HcloudRoutes } from "./routes.ts";
 import { HcloudLoadBalancers } from "./load_balancers.ts";
+import { ServerLabeler } from "./server_labeler.ts";
 import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 
@@ -54,6 +55,7 @@ export class HcloudProvider implements CloudProvider {
         this.actions,
         config.loadBalancers,
         () => this.networkId,
+        new ServerLabeler(this.client, this.cache),
       );
     }
     if (config.network && config.networkRoutesEnabled) {

@@ -229,3 +229,15 @@ export function renderLoadBalancer(world: World, lb: LoadBalancer): LoadBalancer
   });
   return out;
 }
+
+/** Server IDs the load balancer really targets (server targets plus resolved label selectors). */
+export function targetServerIds(world: World, lb: LoadBalancer): number[] {
+  const ids = renderLoadBalancer(world, lb).targets.flatMap((t) =>
+    t.type === "server"
+      ? [t.server!.id]
+      : t.type === "label_selector"
+      ? (t.targets ?? []).map((x) => x.server!.id)
+      : []
+  );
+  return [...new Set(ids)].sort((a, b) => a - b);
+}
