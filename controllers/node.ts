@@ -26,6 +26,7 @@ import type { Instances } from "../providers/provider.ts";
 import { TerminalError } from "../providers/errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
+import { withPriority } from "../lib/priority.ts";
 
 /** The component name on events. */
 export const NODE_COMPONENT = "cloud-node-controller";
@@ -71,8 +72,12 @@ class NodeController implements Controller {
   async run(signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", () => this.#queue.shutDown(), { once: true });
     await Promise.all([
-      runWorkers(this.#queue, this.#ctx.flags.concurrentNodeSyncs, (name) => this.#sync(name)),
-      this.#refreshLoop(signal),
+      runWorkers(
+        this.#queue,
+        this.#ctx.flags.concurrentNodeSyncs,
+        (name) => withPriority("node", () => this.#sync(name)),
+      ),
+      withPriority("refresh", () => this.#refreshLoop(signal)),
     ]);
   }
 

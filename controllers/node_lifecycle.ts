@@ -16,6 +16,7 @@ import { KubeApiError } from "../kube/errors.ts";
 import type { Instances } from "../providers/provider.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
+import { withPriority } from "../lib/priority.ts";
 
 /** The component name on events. */
 export const LIFECYCLE_COMPONENT = "cloud-node-lifecycle-controller";
@@ -44,7 +45,7 @@ class NodeLifecycleController implements Controller {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const started = Date.now();
-      await this.monitor();
+      await withPriority("node", () => this.monitor());
       await abortableSleep(Math.max(0, this.#ctx.flags.nodeMonitorPeriod - (Date.now() - started)), signal)
         .catch(() => {});
     }

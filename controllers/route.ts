@@ -17,6 +17,7 @@ import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { Route, Routes } from "../providers/provider.ts";
 import { type Cidr, cidrContains, formatIp, lastAddress, parseCidr } from "../lib/cidr.ts";
 import { logger } from "../lib/log.ts";
+import { withPriority } from "../lib/priority.ts";
 
 /** The component name on events. */
 export const ROUTE_COMPONENT = "route_controller";
@@ -85,7 +86,7 @@ class RouteController implements Controller {
       this.#queue.shutDown();
     }, { once: true });
     this.#trigger();
-    await runWorkers(this.#queue, 1, () => this.#reconcile());
+    await runWorkers(this.#queue, 1, () => withPriority("route", () => this.#reconcile()));
   }
 
   #trigger(): void {

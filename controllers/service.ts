@@ -19,6 +19,7 @@ import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
 import { TerminalError } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
+import { withPriority } from "../lib/priority.ts";
 
 /** The finalizer that guarantees cleanup in the cloud. */
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -99,8 +100,12 @@ class ServiceController implements Controller {
       this.#nodeQueue.shutDown();
     }, { once: true });
     await Promise.all([
-      runWorkers(this.#queue, this.#ctx.flags.concurrentServiceSyncs, (key) => this.#sync(key)),
-      runWorkers(this.#nodeQueue, 1, () => this.#syncNodes()),
+      runWorkers(
+        this.#queue,
+        this.#ctx.flags.concurrentServiceSyncs,
+        (key) => withPriority("loadbalancer", () => this.#sync(key)),
+      ),
+      runWorkers(this.#nodeQueue, 1, () => withPriority("loadbalancer", () => this.#syncNodes())),
     ]);
   }
 

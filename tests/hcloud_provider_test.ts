@@ -17,6 +17,7 @@ import { CloudApiError, TerminalError } from "../providers/errors.ts";
 import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
 import { Registry } from "../lib/metrics.ts";
+import { withPriority } from "../lib/priority.ts";
 
 const client = (endpoint: string, extra: Partial<ConstructorParameters<typeof HcloudClient>[0]> = {}) =>
   new HcloudClient({ endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10, ...extra });
@@ -280,4 +281,36 @@ Deno.test("hcloud instances: metadata, addresses by family, matching by name and
   } finally {
     await t.finish();
   }
+});
+
+Deno.test("hcloud transport: a low budget holds less important work and lets node work through", async () => {
+  const registry = new Registry();
+  const fake = () =>
+    Promise.resolve(
+      new Response('{"locations":[],"meta":{"pagination":{"next_page":null}}}', {
+        headers: {
+          "content-type": "application/json",
+          "ratelimit-limit": "3600",
+          "ratelimit-remaining": "5",
+          "ratelimit-reset": "0",
+        },
+      }),
+    );
+  const c = client("http://x/v1", { fetch: fake, metrics: registry });
+  await c.call("first", c.api.GET("/locations")); // learns: 5 of 3600 left
+  await withPriority("node", () => c.call("node work", c.api.GET("/locations")));
+  const held = new AbortController();
+  let done = false;
+  const refresh = withPriority(
+    "refresh",
+    () => c.call("refresh", c.api.GET("/locations", { signal: held.signal })),
+  ).then(
+    () => done = true,
+    () => {},
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  assertEquals(done, false, "refresh work waits while the bucket is below its reserve");
+  assertEquals(registry.counter("hcloud_api_budget_waits_total", "").get({ priority: "refresh" }), 1);
+  held.abort();
+  await refresh;
 });

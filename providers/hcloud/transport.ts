@@ -8,6 +8,7 @@
 import type { Registry } from "../../lib/metrics.ts";
 import { abortableSleep, backoffDelay } from "../../lib/sleep.ts";
 import { logger } from "../../lib/log.ts";
+import { currentPriority, RESERVE } from "../../lib/priority.ts";
 
 /** The contract: any `fetch`-like function. Tests may swap it. */
 export type HcloudTransport = (request: Request) => Promise<Response>;
@@ -21,6 +22,8 @@ export interface RateLimitState {
   remaining: number;
   /** Unix seconds when the bucket is full again. */
   reset: number;
+  /** When this was observed (ms since epoch). */
+  at: number;
 }
 
 /** Settings of {@link createTransport}. */
@@ -64,6 +67,14 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
     "hcloud_api_ratelimit_remaining",
     "Requests left in the API's rate-limit bucket.",
   );
+  const budgetWaits = m?.counter(
+    "hcloud_api_budget_waits_total",
+    "Requests held back to keep budget for more important work, by priority.",
+  );
+  const budgetWait = m?.histogram(
+    "hcloud_api_budget_wait_seconds",
+    "Time requests waited for budget, by priority.",
+  );
   const state: InstrumentedTransport = { rateLimit: undefined, send: () => Promise.reject() };
 
   state.send = async (original: Request) => {
@@ -71,12 +82,25 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
     const body = original.body ? await original.arrayBuffer() : undefined;
     const idempotent = original.method === "GET" || original.method === "HEAD";
     for (let attempt = 0;; attempt++) {
-      // Respect the bucket: when it is empty, wait for one token instead of earning a 429.
+      // Respect the bucket: wait until it holds more than this priority's reserve (plus one
+      // request) instead of earning a 429; the bucket refills evenly (limit per hour).
       const rl = state.rateLimit;
-      if (rl && rl.remaining < 1) {
-        const perToken = 3_600_000 / Math.max(1, rl.limit);
-        await abortableSleep(perToken, original.signal);
-        rl.remaining = 1;
+      if (rl) {
+        const priority = currentPriority();
+        const perTokenMs = 3_600_000 / Math.max(1, rl.limit);
+        const floor = RESERVE[priority] * rl.limit + 1;
+        const estimate = Math.min(rl.limit, rl.remaining + (Date.now() - rl.at) / perTokenMs);
+        if (estimate < floor) {
+          const waitMs = (floor - estimate) * perTokenMs;
+          budgetWaits?.inc({ priority });
+          budgetWait?.observe({ priority }, waitMs / 1000);
+          log.info("cloud API budget low ({remaining} left): holding {priority} work for {ms} ms", {
+            remaining: Math.floor(estimate),
+            priority,
+            ms: Math.round(waitMs),
+          });
+          await abortableSleep(waitMs, original.signal);
+        }
       }
       const headers = new Headers(original.headers);
       headers.delete(ENDPOINT_HEADER);
@@ -100,7 +124,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         const remaining = Number(response.headers.get("ratelimit-remaining"));
         const reset = Number(response.headers.get("ratelimit-reset"));
         if (response.headers.has("ratelimit-remaining") && Number.isFinite(remaining)) {
-          state.rateLimit = { limit: limit || 3600, remaining, reset };
+          state.rateLimit = { limit: limit || 3600, remaining, reset, at: Date.now() };
           remainingGauge?.set({}, remaining);
         }
       }
