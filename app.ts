@@ -98,7 +98,18 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     })
     : undefined;
 
-  const { recorder, flushRecorders } = makeRecorderFactory(client, elector?.identity ?? hostname());
+  // Events get their own client-side bucket (as upstream's event broadcaster): they must never
+  // queue ahead of the writes that initialize Nodes.
+  const eventTransport = new HttpTransport(options.connection, {
+    qps: flags.kubeApiQps,
+    burst: flags.kubeApiBurst,
+    metrics: registry,
+    userAgent: `deno-ccm/${flags.cloudProvider}`,
+  });
+  const { recorder, flushRecorders } = makeRecorderFactory(
+    new KubeClient(options.wrapTransport ? options.wrapTransport(eventTransport) : eventTransport),
+    elector?.identity ?? hostname(),
+  );
   let exitCode = 0;
   try {
     await retryUntil(signal, "reach the Kubernetes API at " + options.connection.server, async () => {
@@ -143,6 +154,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     await server?.finished;
     options.provider.close?.();
     transport.close();
+    eventTransport.close();
   }
   return exitCode;
 }

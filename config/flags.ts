@@ -92,10 +92,15 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: "kube-api-qps",
     type: "float",
-    default: 20,
-    help: "Client-side requests per second to the Kubernetes API",
+    default: 100,
+    help: "Client-side requests per second to the Kubernetes API (upstream: 20; see README)",
   },
-  { name: "kube-api-burst", type: "int", default: 30, help: "Client-side burst to the Kubernetes API" },
+  {
+    name: "kube-api-burst",
+    type: "int",
+    default: 200,
+    help: "Client-side burst to the Kubernetes API (upstream: 30)",
+  },
   {
     name: "leader-elect",
     type: "bool",

@@ -25,8 +25,8 @@ Deno.test("flags: upstream defaults", () => {
     10_000,
   ]);
   assertEquals([flags.kubeApiQps, flags.kubeApiBurst, flags.securePort, flags.bindAddress], [
-    20,
-    30,
+    100,
+    200,
     10258,
     "0.0.0.0",
   ]);

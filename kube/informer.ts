@@ -148,7 +148,7 @@ export class Informer<T> {
     this.listCount++;
     const previous = this.#cache;
     const next = new Map<string, T>();
-    for (const item of list.items) next.set(objectKey(item), item);
+    for (const item of list.items) next.set(objectKey(item), trim(item));
     this.#cache = next;
     this.#resourceVersion = list.metadata.resourceVersion;
     for (const [key, item] of next) {
@@ -200,7 +200,7 @@ export class Informer<T> {
             s.message ?? "",
           );
         }
-        const object = event.object as T;
+        const object = trim(event.object as T);
         const version = rv(object);
         if (event.type !== "BOOKMARK") this.#apply(event.type, object);
         if (version) this.#resourceVersion = version;
@@ -246,6 +246,13 @@ export class Informer<T> {
       this.#log.error("{kind} handler failed: {error}", { kind, error: (err as Error).message });
     }
   }
+}
+
+/** Drops `metadata.managedFields`: no controller reads them and they are most of a Node's size. */
+function trim<T>(object: T): T {
+  const meta = (object as { metadata?: { managedFields?: unknown } }).metadata;
+  if (meta?.managedFields) delete meta.managedFields;
+  return object;
 }
 
 function rv(object: unknown): string | undefined {

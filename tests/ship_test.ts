@@ -15,10 +15,10 @@ import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
 
-/** The `--allow-*` flags of the compile task: the single source of truth. */
+/** The `--allow-*` and `--v8-flags` of the compile task: the single source of truth. */
 export async function compilePermissions(): Promise<string[]> {
   const task: string = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks.compile;
-  return task.split(/\s+/).filter((a) => a.startsWith("--allow-"));
+  return task.split(/\s+/).filter((a) => a.startsWith("--allow-") || a.startsWith("--v8-flags="));
 }
 
 /** `[source, destination]` of every COPY in the Containerfile's final stage. */

@@ -12,6 +12,9 @@ import type { AddressFamily } from "./config.ts";
 import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "./server_cache.ts";
 import type { ServerInfo } from "./shapes.ts";
 
+const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
+const INIT_MAX_AGE_MS = 300_000;
+
 /** The kubelet's `--node-ip`, as recorded on the Node. */
 export const PROVIDED_NODE_IP = "alpha.kubernetes.io/provided-node-ip";
 
@@ -137,8 +140,13 @@ export class HcloudInstances implements Instances {
    */
   async #find(node: Node): Promise<ServerInfo | undefined> {
     const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
-    const snapshot = await this.#cache.get({ notBefore: created });
-    return lookup(snapshot, node);
+    // Initialization only needs a list newer than the Node (a server's type, location and IPs
+    // do not change under it), so a burst of joining Nodes shares one list however long it takes.
+    if ((node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED)) {
+      const found = lookup(await this.#cache.get({ notBefore: created, maxAgeMs: INIT_MAX_AGE_MS }), node);
+      if (found) return found;
+    }
+    return lookup(await this.#cache.get({ notBefore: created }), node);
   }
 }
 

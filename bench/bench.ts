@@ -1,0 +1,307 @@
+/**
+ * `deno task bench`: the CCM as its own process against a real kube-apiserver and the simulator
+ * (API latency 50 ms, actions 1 s), in four scenarios; writes bench/report.json, bench/report.md
+ * and bench/convergence.svg.
+ *
+ *   deno task bench [--steady-minutes 10] [--latency-ms 50] [--action-ms 1000] [--only burst_join,churn]
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { TestCluster } from "../tests/kube_cluster.ts";
+import { adminClient } from "../tests/ccm_harness.ts";
+import { spawnCcm } from "../tests/ccm_process.ts";
+import { DEFAULT_SIM_TOKEN, Simulator } from "../providers/hcloud_sim/simulator.ts";
+import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { setupLogging } from "../lib/log.ts";
+import { type ScenarioResult, writeReport } from "./report.ts";
+import { createNodes, quantile, waitFor } from "./bench_util.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    "steady-minutes": { type: "string", default: "10" },
+    "latency-ms": { type: "string", default: "50" },
+    "action-ms": { type: "string", default: "1000" },
+    only: { type: "string", default: "burst_join,steady_state,lb_rollout,churn" },
+    "steady-nodes": { type: "string", default: "1000" },
+  },
+});
+setupLogging({ level: "warning", format: "text" });
+const LATENCY = Number(values["latency-ms"]);
+const ACTION = Number(values["action-ms"]);
+const only = new Set(values.only!.split(","));
+const results: Record<string, ScenarioResult> = {};
+let rateLimited = 0;
+
+/** A fresh cluster, simulator (with `servers` attached to network k8s) and CCM process. */
+async function environment(servers: number) {
+  const cluster = await TestCluster.start();
+  const sim = new Simulator({ actionDurationMs: ACTION, latencyMs: LATENCY, quiet: true }).start();
+  applySeed(sim, {
+    networks: [{
+      name: "k8s",
+      ip_range: "10.0.0.0/8",
+      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+    }],
+    servers: Array.from(
+      { length: servers },
+      (_, i) => ({
+        name: `node-${i}`,
+        server_type: "cpx21",
+        location: "fsn1",
+        private_net: [{ network: "k8s" }],
+      }),
+    ),
+  });
+  const ccm = spawnCcm([
+    `--kubeconfig=${cluster.kubeconfigPath}`,
+    "--leader-elect=false",
+    "--cluster-cidr=10.244.0.0/16",
+    "--log-level=warning",
+  ], {
+    HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+    HCLOUD_ENDPOINT: sim.endpoint,
+    HCLOUD_NETWORK: "k8s",
+    HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+    // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
+    HCLOUD_NETWORK_ROUTES_ENABLED: "false",
+  });
+  const client = await adminClient(cluster);
+  let peakRss = 0;
+  const sampler = setInterval(async () => {
+    const text = await ccm.get("/metrics").then((r) => r.text, () => "");
+    const rss = Number(text.match(/^process_resident_memory_bytes (\S+)/m)?.[1] ?? 0);
+    peakRss = Math.max(peakRss, rss);
+  }, 1_000);
+  await waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
+  return {
+    cluster,
+    sim,
+    client,
+    ccm,
+    peakRssMb: () => Math.round(peakRss / 1e5) / 10,
+    cpuSeconds: async () =>
+      Number((await ccm.get("/metrics")).text.match(/^process_cpu_seconds_total (\S+)/m)?.[1] ?? 0),
+    async close() {
+      clearInterval(sampler);
+      rateLimited += sim.rateLimited;
+      ccm.child.kill("SIGTERM");
+      await ccm.status;
+      client.transport.close();
+      await sim.stop();
+      await cluster.stop();
+    },
+  };
+}
+
+async function initTimes(
+  client: KubeClient,
+  names: Set<string>,
+  start: number,
+  timeoutMs: number,
+  series: [number, number][],
+) {
+  const done = new Map<string, number>();
+  await waitFor(
+    async () => {
+      for (const n of (await client.list(NODES)).items) {
+        const name = n.metadata!.name!;
+        if (
+          names.has(name) && !done.has(name) && n.spec?.providerID &&
+          !(n.spec.taints ?? []).some((t) => t.key.endsWith("uninitialized"))
+        ) {
+          done.set(name, (Date.now() - start) / 1000);
+        }
+      }
+      series.push([(Date.now() - start) / 1000, done.size / names.size]);
+      return done.size === names.size;
+    },
+    timeoutMs,
+    250,
+  );
+  return [...done.values()].sort((a, b) => a - b);
+}
+
+async function services(client: KubeClient, count: number): Promise<void> {
+  await Promise.all(Array.from({ length: count }, (_, i) =>
+    client.create(SERVICES, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: `svc-${i}`, namespace: "default" },
+      spec: { type: "LoadBalancer", selector: { app: `a${i}` }, ports: [{ name: "http", port: 80 }] },
+    })));
+}
+
+async function ingressCount(client: KubeClient): Promise<number> {
+  return (await client.list(SERVICES, { namespace: "default" })).items.filter((s) =>
+    (s.status?.loadBalancer?.ingress ?? []).length
+  ).length;
+}
+
+if (only.has("burst_join")) {
+  console.log("burst_join: 500 nodes registered at once ...");
+  const env = await environment(500);
+  const series: [number, number][] = [];
+  const before = env.sim.audit.length;
+  const start = Date.now();
+  await createNodes(env.client, 500, 0);
+  const times = await initTimes(
+    env.client,
+    new Set(Array.from({ length: 500 }, (_, i) => `node-${i}`)),
+    start,
+    300_000,
+    series,
+  );
+  results.burst_join = {
+    seconds_total: times.at(-1)!,
+    seconds_p50: quantile(times, 0.5),
+    seconds_p99: quantile(times, 0.99),
+    requests: env.sim.audit.length - before,
+    rss_mb_peak: env.peakRssMb(),
+    cpu_seconds: await env.cpuSeconds(),
+    series,
+  };
+  await env.close();
+}
+
+if (only.has("lb_rollout")) {
+  console.log("lb_rollout: 50 LoadBalancer Services at once on 100 nodes ...");
+  const env = await environment(100);
+  await createNodes(env.client, 100, 0);
+  await initTimes(
+    env.client,
+    new Set(Array.from({ length: 100 }, (_, i) => `node-${i}`)),
+    Date.now(),
+    300_000,
+    [],
+  );
+  const before = env.sim.audit.length;
+  const series: [number, number][] = [];
+  const start = Date.now();
+  await services(env.client, 50);
+  const times: number[] = [];
+  await waitFor(
+    async () => {
+      const ready = await ingressCount(env.client);
+      while (times.length < ready) times.push((Date.now() - start) / 1000);
+      series.push([(Date.now() - start) / 1000, ready / 50]);
+      return ready === 50;
+    },
+    600_000,
+    250,
+  );
+  results.lb_rollout = {
+    seconds_total: times.at(-1)!,
+    seconds_p99: quantile(times, 0.99),
+    requests: env.sim.audit.length - before,
+    rss_mb_peak: env.peakRssMb(),
+    cpu_seconds: await env.cpuSeconds(),
+    series,
+  };
+  await env.close();
+}
+
+if (only.has("churn")) {
+  console.log("churn: 50 nodes join and 50 leave while 50 Services exist ...");
+  const env = await environment(150);
+  await createNodes(env.client, 100, 0);
+  await initTimes(
+    env.client,
+    new Set(Array.from({ length: 100 }, (_, i) => `node-${i}`)),
+    Date.now(),
+    300_000,
+    [],
+  );
+  await services(env.client, 50);
+  await waitFor(async () => (await ingressCount(env.client)) === 50, 600_000, 500);
+  const expected = (ids: number[]) =>
+    [...env.sim.world.loadBalancers.values()].every((lb) =>
+      JSON.stringify(targetServerIds(env.sim.world, lb)) === JSON.stringify(ids)
+    );
+  const serverId = (name: string) => [...env.sim.world.servers.values()].find((s) => s.name === name)?.id;
+  const before = env.sim.audit.length;
+  const series: [number, number][] = [];
+  const start = Date.now();
+  // 50 leave: their servers are deleted and the kubelets stop reporting; 50 new ones register.
+  for (let i = 0; i < 50; i++) env.sim.world.servers.delete(serverId(`node-${i}`)!);
+  await Promise.all(Array.from({ length: 50 }, (_, i) =>
+    env.client.patch(NODES, `node-${i}`, "strategic", {
+      status: {
+        conditions: [{ type: "Ready", status: "False", reason: "KubeletStopped", message: "bench" }],
+      },
+    }, { subresource: "status" })));
+  await createNodes(env.client, 50, 100);
+  const want = Array.from({ length: 100 }, (_, i) => serverId(`node-${i + 50}`)!).sort((a, b) => a - b);
+  await waitFor(
+    () => {
+      const right = [...env.sim.world.loadBalancers.values()].filter((lb) =>
+        JSON.stringify(targetServerIds(env.sim.world, lb)) === JSON.stringify(want)
+      ).length;
+      series.push([(Date.now() - start) / 1000, right / 50]);
+      return Promise.resolve(expected(want));
+    },
+    600_000,
+    250,
+  );
+  const requests = env.sim.audit.length - before;
+  results.churn = {
+    seconds_total: (Date.now() - start) / 1000,
+    requests,
+    requests_per_node_change: Math.round((requests / 100) * 100) / 100,
+    rss_mb_peak: env.peakRssMb(),
+    cpu_seconds: await env.cpuSeconds(),
+    series,
+  };
+  await env.close();
+}
+
+if (only.has("steady_state")) {
+  const nodes = Number(values["steady-nodes"]);
+  const minutes = Number(values["steady-minutes"]);
+  console.log(`steady_state: ${nodes} nodes and 50 Services, observed for ${minutes} min ...`);
+  const env = await environment(nodes);
+  await createNodes(env.client, nodes, 0);
+  await initTimes(
+    env.client,
+    new Set(Array.from({ length: nodes }, (_, i) => `node-${i}`)),
+    Date.now(),
+    600_000,
+    [],
+  );
+  await services(env.client, 50);
+  await waitFor(async () => (await ingressCount(env.client)) === 50, 900_000, 1_000);
+  const cpuBefore = await env.cpuSeconds();
+  const start = Date.now();
+  const from = env.sim.audit.length;
+  await new Promise((r) => setTimeout(r, minutes * 60_000));
+  const window = env.sim.audit.slice(from);
+  const hours = (Date.now() - start) / 3_600_000;
+  const byEndpoint: Record<string, number> = {};
+  for (const e of window) {
+    byEndpoint[e.route] = Math.round(((byEndpoint[e.route] ?? 0) + 1 / hours) * 10) / 10;
+  }
+  results.steady_state = {
+    nodes,
+    observed_minutes: minutes,
+    requests: window.length,
+    requests_per_hour: Math.round(window.length / hours),
+    requests_per_hour_by_endpoint: byEndpoint,
+    rss_mb_peak: env.peakRssMb(),
+    cpu_seconds: Math.round(((await env.cpuSeconds()) - cpuBefore) * 100) / 100,
+  };
+  await env.close();
+}
+
+await writeReport(results, rateLimited, { latencyMs: LATENCY, actionMs: ACTION });
+console.log(
+  JSON.stringify(
+    { ...results, rate_limited_responses: rateLimited },
+    (k, v) => k === "series" ? undefined : v,
+    2,
+  ),
+);
+Deno.exit(0);

@@ -1,0 +1,94 @@
+/**
+ * The benchmark report: report.json (one object per scenario), report.md (a table with the
+ * targets) and convergence.svg (share converged over time per scenario).
+ *
+ * @module
+ */
+
+/** One scenario's figures; `series` (seconds, share converged) feeds the chart only. */
+export interface ScenarioResult {
+  seconds_total?: number;
+  seconds_p50?: number;
+  seconds_p99?: number;
+  requests: number;
+  requests_per_hour?: number;
+  rss_mb_peak: number;
+  cpu_seconds: number;
+  series?: [number, number][];
+  [extra: string]: unknown;
+}
+
+const OUT = new URL(".", import.meta.url).pathname;
+const TARGETS: Record<string, string> = {
+  burst_join: "≤ 15 s total, ≤ 30 requests",
+  steady_state: "≤ 15 × ceil(nodes/50) requests/hour (300 at 1000 nodes), RSS ≤ 100 MB",
+  lb_rollout: "≤ 60 s",
+  churn: "≤ 30 s, ≤ 2 requests per node change",
+};
+
+/** Writes the three files next to this module. */
+export async function writeReport(
+  results: Record<string, ScenarioResult>,
+  rateLimited: number,
+  params: { latencyMs: number; actionMs: number },
+): Promise<void> {
+  const json = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { ...v, series: undefined }]));
+  await Deno.writeTextFile(
+    `${OUT}report.json`,
+    JSON.stringify(
+      {
+        ...json,
+        rate_limited_responses: rateLimited,
+        parameters: { api_latency_ms: params.latencyMs, action_ms: params.actionMs },
+      },
+      null,
+      2,
+    ) + "\n",
+  );
+  const rows = Object.entries(results).map(([name, r]) =>
+    `| ${name} | ${r.seconds_total ?? "-"} | ${r.seconds_p99 ?? "-"} | ${r.requests} | ${
+      r.requests_per_hour ?? "-"
+    } | ${r.rss_mb_peak} | ${r.cpu_seconds} | ${TARGETS[name]} |`
+  );
+  await Deno.writeTextFile(
+    `${OUT}report.md`,
+    [
+      `# Benchmark (API latency ${params.latencyMs} ms, actions ${params.actionMs} ms)`,
+      "",
+      "| scenario | seconds total | seconds p99 | cloud requests | requests/hour | peak RSS MB | CPU s | target |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- |",
+      ...rows,
+      "",
+      `429 responses: ${rateLimited}`,
+      "",
+      "![convergence](convergence.svg)",
+      "",
+    ].join("\n"),
+  );
+  await Deno.writeTextFile(`${OUT}convergence.svg`, chart(results));
+}
+
+function chart(results: Record<string, ScenarioResult>): string {
+  const W = 640, H = 320, pad = 40;
+  const colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
+  const series = Object.entries(results).filter(([, r]) => r.series?.length);
+  const maxT = Math.max(1, ...series.flatMap(([, r]) => r.series!.map(([t]) => t)));
+  const x = (t: number) => pad + (t / maxT) * (W - 2 * pad);
+  const y = (v: number) => H - pad - v * (H - 2 * pad);
+  const lines = series.map(([name, r], i) => {
+    const points = r.series!.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    return `<polyline fill="none" stroke="${colors[i % 4]}" stroke-width="2" points="${points}"/>` +
+      `<text x="${W - pad - 120}" y="${pad + 16 * i}" fill="${colors[i % 4]}" font-size="12">${name}</text>`;
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif">
+<rect width="${W}" height="${H}" fill="white"/>
+<line x1="${pad}" y1="${H - pad}" x2="${W - pad}" y2="${H - pad}" stroke="black"/>
+<line x1="${pad}" y1="${pad}" x2="${pad}" y2="${H - pad}" stroke="black"/>
+<text x="${W / 2}" y="${H - 8}" font-size="12" text-anchor="middle">seconds (max ${maxT.toFixed(1)})</text>
+<text x="12" y="${H / 2}" font-size="12" transform="rotate(-90 12 ${
+    H / 2
+  })" text-anchor="middle">share converged</text>
+${lines.join("\n")}
+</svg>
+`;
+}

@@ -1,0 +1,67 @@
+/**
+ * Runs `main.ts` as a child process (as an operator would), with its output collected and its
+ * status server on a free loopback port.
+ *
+ * @module
+ */
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+/** The compile task's `--v8-flags` (memory settings), so processes run like the shipped binary. */
+export function v8Flags(): string[] {
+  const task: string =
+    JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url))).tasks.compile;
+  return task.split(/\s+/).filter((a) => a.startsWith("--v8-flags="));
+}
+
+/** A `main.ts` child process with its stderr collected. */
+export interface CcmProcess {
+  child: Deno.ChildProcess;
+  port: number;
+  output(): string;
+  status: Promise<Deno.CommandStatus>;
+  get(path: string): Promise<{ status: number; text: string }>;
+}
+
+/** Spawns `main.ts` with `args` and `env` (plus PATH/HOME), serving status on a free port. */
+export function spawnCcm(args: string[], env: Record<string, string>): CcmProcess {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      ...v8Flags(),
+      MAIN,
+      `--secure-port=${port}`,
+      "--bind-address=127.0.0.1",
+      ...args,
+    ],
+    env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "/tmp", ...env },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  const collect = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(
+      new WritableStream({ write: (chunk) => void (text += decoder.decode(chunk, { stream: true })) }),
+    );
+  const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const status = child.status.then(async (s) => {
+    await piped;
+    return s;
+  });
+  return {
+    child,
+    port,
+    output: () => text,
+    status,
+    async get(path) {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      return { status: res.status, text: await res.text() };
+    },
+  };
+}
