@@ -36,5 +36,14 @@ export async function createProvider(
   }
   if (errors.length) return { errors };
   for (const w of warnings) logger("hcloud").warning(w);
-  return { provider: new HcloudProvider(config, registry, "deno-ccm"), errors: [] };
+  return { provider: new HcloudProvider(config, registry, `deno-ccm/0.1.0 (${instanceName()})`), errors: [] };
+}
+
+/** Host and process, so the cloud's audit logs tell instances apart. */
+function instanceName(): string {
+  let host = "unknown";
+  try {
+    host = Deno.hostname();
+  } catch { /* no sys permission */ }
+  return `${host}; pid ${Deno.pid}`;
 }

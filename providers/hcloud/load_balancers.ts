@@ -101,12 +101,19 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
+  /** Labels the eligible servers once for every label-selector load balancer. */
+  async syncNodes(cluster: string, nodes: Node[]): Promise<void> {
+    await this.#labeler.sync(cluster, nodes);
+  }
+
   async updateLoadBalancer(
     cluster: string,
     service: Service,
     nodes: Node[],
   ): Promise<{ warnings: ProviderWarning[] }> {
     const spec = this.#spec(service);
+    // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here.
+    if (!spec.nodeSelector) return { warnings: [] };
     const lb = await this.#findByUid(service) ??
       await this.#findByName(this.getLoadBalancerName(cluster, service));
     const { ids, warnings } = desiredServerIds(nodes, spec);
@@ -462,14 +469,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
         keep.add(serverId);
         continue;
       }
-      const body = target.type === "server"
-        ? { type: "server" as const, server: { id: serverId! } }
-        : target.type === "ip"
-        ? { type: "ip" as const, ip: { ip: target.ip!.ip } }
-        : { type: "label_selector" as const, label_selector: { selector: target.label_selector!.selector } };
       await this.#act(
         "remove target",
-        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body }),
+        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
       );
       changed = true;
     }

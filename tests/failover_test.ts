@@ -1,0 +1,77 @@
+/**
+ * Two CCM processes with leader election: exactly one mutates the cloud (the simulator's audit log
+ * by User-Agent), and after the leader is killed the other reconciles within 20 s.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { TestCluster } from "./kube_cluster.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { adminClient, registerNode } from "./ccm_harness.ts";
+import { spawnCcm } from "./ccm_process.ts";
+import { eventually, quietLogs } from "./helpers.ts";
+import { SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
+import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { LEASES, NODES } from "../kube/resources.ts";
+
+Deno.test({
+  name: "failover: one leader mutates the cloud; the standby takes over within 20 s of a SIGKILL",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    seedScenario(s.sim);
+    const client = await adminClient(cluster);
+    const env = { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: s.sim.endpoint, ...SCENARIO_ENV };
+    const args = [`--kubeconfig=${cluster.kubeconfigPath}`, "--leader-elect=true", ...SCENARIO_ARGS];
+    const a = spawnCcm(args, env);
+    const b = spawnCcm(args, env);
+    try {
+      await eventually(
+        async () =>
+          (await client.get(LEASES, "cloud-controller-manager", { namespace: "kube-system" }).catch(() =>
+            undefined
+          ))?.spec?.holderIdentity !==
+            undefined,
+        30_000,
+      );
+      await registerNode(client, "cp", { podCIDRs: ["10.244.0.0/24"] });
+      await eventually(async () => !!(await client.get(NODES, "cp")).spec?.providerID, 30_000);
+      await eventually(() => s.sim.world.findNetwork("k8s")!.routes.length === 1, 30_000);
+      const mutators = () => new Set(s.sim.audit.filter((e) => e.method !== "GET").map((e) => e.userAgent));
+      assertEquals(mutators().size, 1, `mutating user agents: ${[...mutators()].join(" | ")}`);
+      const leaderAgent = [...mutators()][0];
+      const leader = leaderAgent.includes(`pid ${a.child.pid}`) ? a : b;
+      const standby = leader === a ? b : a;
+      assert(leaderAgent.includes(`pid ${leader.child.pid}`));
+
+      const killed = Date.now();
+      leader.child.kill("SIGKILL");
+      await leader.status;
+      await registerNode(client, "w1", { podCIDRs: ["10.244.1.0/24"] });
+      await eventually(async () => !!(await client.get(NODES, "w1")).spec?.providerID, 25_000);
+      const took = (Date.now() - killed) / 1000;
+      assert(took < 20, `the standby reconciled ${took} s after the leader was killed`);
+      const after = new Set(
+        s.sim.audit.filter((e) => e.method !== "GET" && e.time >= killed).map((e) => e.userAgent),
+      );
+      assertEquals(
+        [...after].every((ua) => ua.includes(`pid ${standby.child.pid}`)),
+        true,
+        [...after].join(" | "),
+      );
+      standby.child.kill("SIGTERM");
+      assertEquals((await standby.status).code, 0);
+    } finally {
+      for (const p of [a, b]) {
+        try {
+          p.child.kill("SIGKILL");
+        } catch { /* gone */ }
+        await p.status;
+      }
+      client.transport.close();
+      await s.finish();
+      await cluster.stop();
+    }
+  },
+});

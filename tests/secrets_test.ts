@@ -1,0 +1,76 @@
+/**
+ * A canary HCLOUD_TOKEN never appears in any output of a full end-to-end run: logs at every level
+ * (text and JSON), Events, error messages, metrics and every HTTP endpoint.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { TestCluster } from "./kube_cluster.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { adminClient } from "./ccm_harness.ts";
+import { spawnCcm } from "./ccm_process.ts";
+import { eventually, quietLogs } from "./helpers.ts";
+import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
+
+const CANARY = "canary-7f3a9c1e5b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6e8b0d2f4";
+
+Deno.test({
+  name: "secrets: a canary token never reaches logs, events, errors, metrics or HTTP endpoints",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    assertEquals(CANARY.length, 64);
+    const cluster = await TestCluster.start();
+    const s = await startTestSim({ tokens: [CANARY] });
+    seedScenario(s.sim);
+    const client = await adminClient(cluster);
+    const outputs: string[] = [];
+    try {
+      for (const format of ["json", "text"]) {
+        const p = spawnCcm([
+          `--kubeconfig=${cluster.kubeconfigPath}`,
+          "--log-level=debug",
+          `--log-format=${format}`,
+          ...SCENARIO_ARGS,
+        ], {
+          HCLOUD_TOKEN: CANARY,
+          HCLOUD_ENDPOINT: s.sim.endpoint,
+          ...SCENARIO_ENV,
+        });
+        try {
+          await eventually(
+            async () => (await p.get("/readyz").catch(() => ({ status: 0 }))).status === 200,
+            30_000,
+          );
+          if (format === "json") {
+            await runScenario(client, s.sim);
+            // Errors too: the cloud rejects requests for a while.
+            s.sim.faults.rules = [{ match: ".", status: 401, code: "unauthorized", count: 20 }];
+            await new Promise((r) => setTimeout(r, 3_000));
+            s.sim.faults.rules = [];
+          }
+          for (
+            const path of ["/metrics", "/healthz?verbose", "/readyz?verbose", "/livez", "/", "/debug/pprof"]
+          ) {
+            outputs.push((await p.get(path)).text);
+          }
+        } finally {
+          p.child.kill("SIGTERM");
+          await p.status;
+          outputs.push(p.output());
+        }
+      }
+      outputs.push(await cluster.kubectl(["get", "events", "-A", "-o", "json"]));
+      outputs.push(await cluster.kubectl(["get", "nodes,services,leases", "-A", "-o", "json"]));
+      const all = outputs.join("\n");
+      assert(all.includes('"level":"DEBUG"') || all.includes("DEBUG"), "debug logs were captured");
+      assert(all.length > 10_000, "there was plenty of output to search");
+      for (const fragment of [CANARY, CANARY.slice(0, 24), CANARY.slice(-24)]) {
+        assert(!all.includes(fragment), `the token (or part of it) leaked: ${fragment}`);
+      }
+    } finally {
+      client.transport.close();
+      await s.finish();
+      await cluster.stop();
+    }
+  },
+});
