@@ -14,7 +14,7 @@ import { type CcmProcess, spawnCcm } from "./ccm_process.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
 import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN, type Simulator } from "../providers/hcloud_sim/simulator.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
@@ -181,7 +181,7 @@ Deno.test({
 /** Every violated invariant, as text (empty when converged). */
 async function invariants(
   client: KubeClient,
-  sim: ReturnType<typeof startTestSim> extends Promise<infer T> ? T["sim"] : never,
+  sim: Simulator,
   live: Map<string, number>,
 ): Promise<string[]> {
   const problems: string[] = [];
