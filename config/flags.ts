@@ -87,7 +87,12 @@ export const FLAGS: readonly FlagSpec[] = [
     default: 10_000,
     help: "Period of the full route reconciliation",
   },
-  { name: "concurrent-service-syncs", type: "int", default: 1, help: "Services reconciled in parallel" },
+  {
+    name: "concurrent-service-syncs",
+    type: "int",
+    default: 5,
+    help: "Services reconciled in parallel (upstream: 1; see README)",
+  },
   { name: "concurrent-node-syncs", type: "int", default: 1, help: "Nodes initialized in parallel" },
   {
     name: "kube-api-qps",

@@ -31,7 +31,7 @@ Deno.test("flags: upstream defaults", () => {
     "0.0.0.0",
   ]);
   assertEquals([flags.concurrentServiceSyncs, flags.concurrentNodeSyncs, flags.clusterName], [
-    1,
+    5,
     1,
     "kubernetes",
   ]);

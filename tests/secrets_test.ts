@@ -10,7 +10,7 @@ import { spawnCcm } from "./ccm_process.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
 
-const CANARY = "canary-7f3a9c1e5b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6e8b0d2f4";
+const CANARY = "canary-" + "7f3a9c1e5b2d4f6a".repeat(4).slice(0, 57);
 
 Deno.test({
   name: "secrets: a canary token never reaches logs, events, errors, metrics or HTTP endpoints",

@@ -24,8 +24,19 @@ export class ServerLabeler {
     return `${TARGET_LABEL}=${cluster}`;
   }
 
-  /** Adds the label to the servers of `nodes` and removes it from every other server that has it. */
-  async sync(cluster: string, nodes: Node[]): Promise<void> {
+  #tail: Promise<void> = Promise.resolve();
+
+  /**
+   * Adds the label to the servers of `nodes` and removes it from every other server that has it.
+   * Calls run one after another, so parallel Service syncs never update the same server twice.
+   */
+  sync(cluster: string, nodes: Node[]): Promise<void> {
+    const run = this.#tail.then(() => this.#sync(cluster, nodes));
+    this.#tail = run.catch(() => {});
+    return run;
+  }
+
+  async #sync(cluster: string, nodes: Node[]): Promise<void> {
     const wanted = new Set<number>();
     for (const node of nodes) {
       const parsed = parseProviderId(node.spec?.providerID);
