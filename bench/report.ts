@@ -32,6 +32,18 @@ export async function writeReport(
   rateLimited: number,
   params: { latencyMs: number; actionMs: number },
 ): Promise<void> {
+  // Scenarios not run this time keep their last figures (and chart series).
+  const previous = await Deno.readTextFile(`${OUT}report.json`).then(JSON.parse, () => ({}));
+  const previousSeries = await Deno.readTextFile(`${OUT}series.json`).then(JSON.parse, () => ({}));
+  for (const [name, value] of Object.entries(previous)) {
+    if (name in TARGETS && !(name in results)) {
+      results[name] = { ...(value as ScenarioResult), series: previousSeries[name] };
+    }
+  }
+  await Deno.writeTextFile(
+    `${OUT}series.json`,
+    JSON.stringify(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.series ?? []]))) + "\n",
+  );
   const json = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { ...v, series: undefined }]));
   await Deno.writeTextFile(
     `${OUT}report.json`,

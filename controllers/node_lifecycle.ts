@@ -3,14 +3,15 @@
  * is not True is deleted when its server is gone, or tainted `node.cloudprovider.kubernetes.io/shutdown`
  * when the server is off; a Ready Node loses that taint. A cloud error never deletes a Node.
  *
- * Beyond upstream: Nodes still carrying the uninitialized taint are skipped (the node controller
- * owns them), so a misnamed or not-yet-matched Node is never deleted.
+ * Like upstream, this includes Nodes that were never initialized: a NotReady Node that no server
+ * matches (by provider ID, name or node IP) is deleted. A live kubelet keeps its Node Ready, so a
+ * misnamed but healthy Node is never touched.
  *
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
-import { hasTaint, isReady, SHUTDOWN_TAINT, UNINITIALIZED_TAINT, withoutTaint } from "./node_metadata.ts";
+import { hasTaint, isReady, SHUTDOWN_TAINT, withoutTaint } from "./node_metadata.ts";
 import { NODES } from "../kube/resources.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { Instances } from "../providers/provider.ts";
@@ -66,7 +67,6 @@ class NodeLifecycleController implements Controller {
       }
       return;
     }
-    if (hasTaint(node, UNINITIALIZED_TAINT)) return;
     let exists: boolean;
     try {
       exists = await this.#instances.instanceExists(node);

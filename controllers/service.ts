@@ -150,7 +150,8 @@ class ServiceController implements Controller {
       return;
     }
     if (!this.#wants(svc)) return;
-    if (!hasFinalizer(svc)) await this.#setFinalizer(svc, true);
+    // The finalizer lands before any cloud call; a Service already gone gets no load balancer.
+    if (!hasFinalizer(svc) && !(await this.#setFinalizer(svc, true))) return;
     const nodes = this.#eligibleNodes();
     if (nodes.length === 0) {
       this.#recorder.event(
@@ -234,7 +235,8 @@ class ServiceController implements Controller {
   }
 
   /** Adds or removes our finalizer through `services/status` (all the RBAC a CCM needs on Services). */
-  async #setFinalizer(svc: Service, present: boolean): Promise<void> {
+  /** Returns false when the Service is gone (then nothing else may happen for it). */
+  async #setFinalizer(svc: Service, present: boolean): Promise<boolean> {
     const others = (svc.metadata?.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
     try {
       await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", {
@@ -243,9 +245,11 @@ class ServiceController implements Controller {
           resourceVersion: svc.metadata?.resourceVersion,
         },
       }, { namespace: svc.metadata!.namespace, subresource: "status" });
+      return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.isConflict) throw Object.assign(err, { retryAfterMs: 200 });
-      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
+      if (err instanceof KubeApiError && err.isNotFound) return false;
+      throw err;
     }
   }
 

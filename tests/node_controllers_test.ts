@@ -71,6 +71,7 @@ Deno.test({
           await registerNode(client, "wireguard-7", { nodeIp: wg.private_net[0].ip });
           await registerNode(client, "custom-name", { providerID: `hcloud://${pre.id}` });
           await registerNode(client, "no-such-server", { nodeIp: "10.99.0.1" });
+          await setReady(client, "no-such-server", true); // its kubelet is alive
           const ccm = await startCcm(cluster, sim, ipv4Args, env);
           try {
             const node = await initialized(client, "cp-1");
@@ -120,7 +121,7 @@ Deno.test({
           } finally {
             await ccm.stop();
           }
-          // Never deleted although NotReady: it was never initialized.
+          // Ready (a live kubelet): never deleted although no server matches it.
           assert(await client.get(NODES, "no-such-server"));
         },
       );

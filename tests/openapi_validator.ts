@@ -65,7 +65,7 @@ export class OpenApiValidator {
     if (!op && status >= 400) {
       // An unknown endpoint still answers with the documented error envelope.
       const fn = this.#ajv.compile({
-        $id: `urn:resp:unknown_${status}`,
+        $id: `urn:resp:${key.replace(/[^\w]/g, "_")}`,
         $ref: "#/components/schemas/error_response",
         components: this.#spec.components,
       });
