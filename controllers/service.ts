@@ -14,7 +14,7 @@ import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
 import { objectKey } from "../kube/informer.ts";
 import { KubeApiError } from "../kube/errors.ts";
-import { NODES, SERVICES } from "../kube/resources.ts";
+import { NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
 import { TerminalError } from "../providers/errors.ts";
@@ -28,6 +28,9 @@ export const SERVICE_COMPONENT = "service-controller";
 const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 const NODE_SYNC_PERIOD_MS = 100_000;
+const SWEEP = "sweep";
+const ORPHAN_SWEEP_DELAY_MS = 75_000;
+const ORPHAN_SWEEP_PERIOD_MS = 600_000;
 
 /** Builds the controller, or says why it cannot run. */
 export function serviceController(ctx: ControllerContext): Controller | { disabled: string } {
@@ -58,6 +61,9 @@ class ServiceController implements Controller {
   readonly #log = logger("service");
   /** Node set (name + provider ID) each load balancer was last synced with. */
   readonly #synced = new Map<string, string>();
+  #clusterId?: string;
+  /** The node set the provider's shared node work (server labels) was last done for. */
+  #labeledSet?: string;
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers) {
     this.#ctx = ctx;
@@ -94,8 +100,13 @@ class ServiceController implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     const periodic = setInterval(() => this.#nodeQueue.add("sync"), NODE_SYNC_PERIOD_MS);
+    const sweeps = setInterval(() => this.#nodeQueue.add(SWEEP), ORPHAN_SWEEP_PERIOD_MS);
+    await this.#learnClusterId();
+    this.#nodeQueue.addAfter(SWEEP, ORPHAN_SWEEP_DELAY_MS);
+    this.#nodeQueue.add("sync");
     signal.addEventListener("abort", () => {
       clearInterval(periodic);
+      clearInterval(sweeps);
       this.#queue.shutDown();
       this.#nodeQueue.shutDown();
     }, { once: true });
@@ -105,7 +116,11 @@ class ServiceController implements Controller {
         this.#ctx.flags.concurrentServiceSyncs,
         (key) => withPriority("loadbalancer", () => this.#sync(key)),
       ),
-      runWorkers(this.#nodeQueue, 1, () => withPriority("loadbalancer", () => this.#syncNodes())),
+      runWorkers(
+        this.#nodeQueue,
+        1,
+        (key) => withPriority("loadbalancer", () => key === SWEEP ? this.#sweep() : this.#syncNodes()),
+      ),
     ]);
   }
 
@@ -147,6 +162,8 @@ class ServiceController implements Controller {
       }
       this.#synced.delete(key);
       this.#recorder.event(SERVICES, svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+      // A create still in flight from before a crash could land after this; sweep for it later.
+      this.#nodeQueue.addAfter(SWEEP, ORPHAN_SWEEP_DELAY_MS);
       return;
     }
     if (!this.#wants(svc)) return;
@@ -187,6 +204,36 @@ class ServiceController implements Controller {
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 
+  /** The kube-system namespace UID: unique per cluster, so only our own orphans are ever swept. */
+  async #learnClusterId(): Promise<void> {
+    if (!this.#lbs.sweepOrphans) return;
+    try {
+      this.#clusterId = (await this.#ctx.client.get(NAMESPACES, "kube-system")).metadata?.uid;
+      if (this.#clusterId) this.#lbs.setClusterId?.(this.#clusterId);
+    } catch (err) {
+      this.#log.warning(
+        "cannot read the kube-system namespace UID, so orphaned load balancers are not swept: {error}",
+        {
+          error: (err as Error).message,
+        },
+      );
+    }
+  }
+
+  /** Deletes load balancers of this cluster whose Service is gone (created by a request in flight during a crash). */
+  async #sweep(): Promise<void> {
+    if (!this.#clusterId || !this.#lbs.sweepOrphans) return;
+    const live = new Set(
+      this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)).map((s) => s.metadata!.uid!),
+    );
+    const deleted = await this.#lbs.sweepOrphans(this.#clusterId, live);
+    if (deleted) {
+      this.#log.warning("deleted {n} orphaned load balancer(s) whose Service no longer exists", {
+        n: deleted,
+      });
+    }
+  }
+
   /** Updates the targets of every load balancer whose node set changed. */
   async #syncNodes(): Promise<void> {
     const nodes = this.#eligibleNodes();
@@ -195,7 +242,12 @@ class ServiceController implements Controller {
       const last = this.#synced.get(objectKey(svc));
       return last !== undefined && last !== set && this.#wants(svc) && !svc.metadata?.deletionTimestamp;
     });
-    if (stale.length) await this.#lbs.syncNodes?.(this.#ctx.flags.clusterName, nodes);
+    // Shared work (server labels) follows the node set itself, whether or not a Service is stale:
+    // after a restart or a run of failed syncs none may be, and the labels must not lag.
+    if (this.#lbs.syncNodes && set !== this.#labeledSet) {
+      await this.#lbs.syncNodes(this.#ctx.flags.clusterName, nodes);
+      this.#labeledSet = set;
+    }
     const limit = Math.max(1, this.#ctx.flags.concurrentServiceSyncs);
     for (let i = 0; i < stale.length; i += limit) {
       await Promise.all(

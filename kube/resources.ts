@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Event, Node, Service, ServiceAccount } from "kubernetes-types/core/v1.d.ts";
+import type { Event, Namespace, Node, Service, ServiceAccount } from "kubernetes-types/core/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 
 /** Where a resource lives in the API. `T` is the object type. */
@@ -45,6 +45,13 @@ export const SERVICE_ACCOUNTS: ResourceType<ServiceAccount> = {
   kind: "ServiceAccount",
   plural: "serviceaccounts",
   namespaced: true,
+};
+/** Core v1 Namespaces. */
+export const NAMESPACES: ResourceType<Namespace> = {
+  apiVersion: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
 };
 /** coordination.k8s.io/v1 Leases. */
 export const LEASES: ResourceType<Lease> = {

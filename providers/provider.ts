@@ -87,6 +87,14 @@ export interface LoadBalancers {
    * picks up).
    */
   syncNodes?(clusterName: string, nodes: Node[]): Promise<void>;
+  /**
+   * Optional: deletes balancers this cluster created (tagged with `clusterId`, unique per cluster)
+   * whose Service no longer exists; `liveServiceUids` are the UIDs of Services that want one.
+   * Catches creates that completed after a crash. Returns how many were deleted.
+   */
+  sweepOrphans?(clusterId: string, liveServiceUids: Set<string>): Promise<number>;
+  /** Optional: the cluster identity to tag new balancers with (see `sweepOrphans`). */
+  setClusterId?(clusterId: string): void;
 }
 
 /** A route of the pod network (upstream `cloudprovider.Route`). */

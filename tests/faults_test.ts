@@ -203,7 +203,13 @@ async function invariants(
     );
     if (!lb) problems.push(`service ${svc.metadata!.name} has no load balancer`);
     else if (JSON.stringify(targetServerIds(sim.world, lb)) !== wantedTargets) {
-      problems.push(`load balancer ${lb.name} targets differ`);
+      const got = targetServerIds(sim.world, lb);
+      const want = [...live.values()];
+      problems.push(
+        `load balancer ${lb.name} targets: missing ${want.filter((x) => !got.includes(x))}; extra ${
+          got.filter((x) => !want.includes(x))
+        }`,
+      );
     }
   }
   const names = new Set(nodes.map((n) => n.metadata!.name!));

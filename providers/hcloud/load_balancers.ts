@@ -28,6 +28,10 @@ type LB = Schemas["load_balancer"];
 
 /** The label that ties a load balancer to its Service. */
 export const SERVICE_UID_LABEL = "hcloud-ccm/service-uid";
+/** The label with the creating cluster's identity (the kube-system namespace UID). */
+export const CLUSTER_ID_LABEL = "deno-ccm/cluster-id";
+/** Orphans younger than this may still be in the middle of their first sync. */
+const ORPHAN_MIN_AGE_MS = 60_000;
 
 /** See the module doc. */
 export class HcloudLoadBalancers implements LoadBalancers {
@@ -38,6 +42,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #certificates: LbCertificates;
   readonly #catalog: CatalogCache;
   readonly #labeler: ServerLabeler;
+  #clusterId?: string;
 
   constructor(
     client: HcloudClient,
@@ -99,6 +104,35 @@ export class HcloudLoadBalancers implements LoadBalancers {
       changed;
     if (changed) lb = await this.#get(lb.id);
     return { ingress: ingressOf(lb, spec), warnings };
+  }
+
+  setClusterId(clusterId: string): void {
+    this.#clusterId = clusterId;
+  }
+
+  async sweepOrphans(clusterId: string, liveServiceUids: Set<string>): Promise<number> {
+    const data = await this.#client.call(
+      "list load balancers",
+      this.#client.api.GET("/load_balancers", {
+        params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, per_page: 50 } },
+      }),
+    );
+    let deleted = 0;
+    for (const lb of data.load_balancers) {
+      const uid = lb.labels?.[SERVICE_UID_LABEL];
+      if (!uid || liveServiceUids.has(uid) || lb.protection?.delete) continue;
+      if (Date.now() - Date.parse(lb.created) < ORPHAN_MIN_AGE_MS) continue;
+      try {
+        await this.#client.call(
+          "delete orphaned load balancer",
+          this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
+        );
+        deleted++;
+      } catch (err) {
+        if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+      }
+    }
+    return deleted;
   }
 
   /** Labels the eligible servers once for every label-selector load balancer. */
@@ -243,7 +277,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const body = {
       name: this.getLoadBalancerName(cluster, service),
       load_balancer_type: spec.type ?? "lb11",
-      labels: { [SERVICE_UID_LABEL]: service.metadata!.uid! },
+      labels: {
+        [SERVICE_UID_LABEL]: service.metadata!.uid!,
+        ...(this.#clusterId ? { [CLUSTER_ID_LABEL]: this.#clusterId } : {}),
+      } as Record<string, string>,
       ...(spec.location ? { location: spec.location } : { network_zone: spec.networkZone }),
       ...(spec.algorithm ? { algorithm: { type: spec.algorithm } } : {}),
       ...(attachOnCreate ? { network: networkId } : {}),
@@ -273,13 +310,17 @@ export class HcloudLoadBalancers implements LoadBalancers {
     let changed = false;
     const uid = service.metadata!.uid!;
     const wantedName = spec.name && spec.name !== lb.name ? spec.name : undefined;
-    if (lb.labels?.[SERVICE_UID_LABEL] !== uid || wantedName) {
+    const clusterLabel: Record<string, string> =
+      this.#clusterId && lb.labels?.[CLUSTER_ID_LABEL] !== this.#clusterId
+        ? { [CLUSTER_ID_LABEL]: this.#clusterId }
+        : {};
+    if (lb.labels?.[SERVICE_UID_LABEL] !== uid || wantedName || Object.keys(clusterLabel).length) {
       await this.#client.call(
         "update load balancer",
         api.PUT("/load_balancers/{id}", {
           ...path,
           body: {
-            labels: { ...lb.labels, [SERVICE_UID_LABEL]: uid },
+            labels: { ...lb.labels, [SERVICE_UID_LABEL]: uid, ...clusterLabel },
             ...(wantedName ? { name: wantedName } : {}),
           },
         }),
