@@ -74,7 +74,15 @@ export class HcloudInstances implements Instances {
     if (parsed.kind === "robot" || parsed.kind === "foreign") return true; // not ours: never delete
     const server = await this.#find(node);
     if (server) return true;
-    if (parsed.kind !== "cloud") return false;
+    if (parsed.kind !== "cloud") {
+      // Matched by name: confirm the miss with a direct lookup before a Node is deleted on it.
+      const name = node.metadata?.name ?? "";
+      const data = await this.#client.call(
+        "find server",
+        this.#client.api.GET("/servers", { params: { query: { name } } }),
+      );
+      return data.servers.length > 0;
+    }
     try {
       await this.#client.call(
         "get server",
@@ -139,7 +147,8 @@ export class HcloudInstances implements Instances {
    * just before its Node is never missed.
    */
   async #find(node: Node): Promise<ServerInfo | undefined> {
-    const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
+    // creationTimestamp has one-second resolution: a list must start after the whole second.
+    const created = (Date.parse(node.metadata?.creationTimestamp ?? "") || 0) + 1000;
     // Initialization only needs a list newer than the Node (a server's type, location and IPs
     // do not change under it), so a burst of joining Nodes shares one list however long it takes.
     if ((node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED)) {
