@@ -4,13 +4,19 @@
  * @module
  */
 import type { KubeClient } from "../kube/client.ts";
-import { registerNode } from "../tests/ccm_harness.ts";
+import { registerNode, setReady } from "../tests/ccm_harness.ts";
 
-/** Registers `count` Nodes `node-<offset..>` like kubelets, 50 at a time. */
+/** Registers `count` Ready Nodes `node-<offset..>` like kubelets, 50 at a time. */
 export async function createNodes(client: KubeClient, count: number, offset: number): Promise<void> {
   const names = Array.from({ length: count }, (_, i) => `node-${offset + i}`);
+  // Healthy kubelets: registered, then Ready (the lifecycle controller leaves Ready nodes alone).
   for (let i = 0; i < names.length; i += 50) {
-    await Promise.all(names.slice(i, i + 50).map((n) => registerNode(client, n)));
+    await Promise.all(
+      names.slice(i, i + 50).map(async (n) => {
+        await registerNode(client, n);
+        await setReady(client, n, true);
+      }),
+    );
   }
 }
 

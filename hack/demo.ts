@@ -20,7 +20,7 @@ import { setupLogging } from "../lib/log.ts";
 
 const once = Deno.args.includes("--once");
 const DEADLINE_MS = 120_000;
-setupLogging({ level: "warning", format: "text" });
+setupLogging({ level: (Deno.env.get("DEMO_LOG_LEVEL") ?? "warning") as "warning", format: "text" });
 
 const stop = new AbortController();
 for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, () => stop.abort());
@@ -72,12 +72,12 @@ try {
     const lbs = [...sim.world.loadBalancers.values()];
     const done = nodes.length === 3 && nodes.every(initialized) && routes.length === 3 &&
       services.every((s) => (s.status?.loadBalancer?.ingress ?? []).length > 0) && lbs.length === 1 &&
-      lbs[0].targets.length === 3;
+      targetServerIds(sim.world, lbs[0]).length === 3;
     render(
       nodes,
       services,
       routes,
-      lbs.length ? lbs[0].targets.length : 0,
+      lbs.length ? targetServerIds(sim.world, lbs[0]).length : 0,
       Math.round((Date.now() - started) / 1000),
       done,
     );

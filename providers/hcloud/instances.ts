@@ -147,8 +147,9 @@ export class HcloudInstances implements Instances {
    * just before its Node is never missed.
    */
   async #find(node: Node): Promise<ServerInfo | undefined> {
-    // creationTimestamp has one-second resolution: a list must start after the whole second.
-    const created = (Date.parse(node.metadata?.creationTimestamp ?? "") || 0) + 1000;
+    // creationTimestamp has one-second resolution, so this may accept a list up to a second older
+    // than the Node; misses are retried, and a deletion is always confirmed by a direct lookup.
+    const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
     // Initialization only needs a list newer than the Node (a server's type, location and IPs
     // do not change under it), so a burst of joining Nodes shares one list however long it takes.
     if ((node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED)) {
