@@ -14,6 +14,7 @@ import { TestCluster } from "../tests/kube_cluster.ts";
 import { adminClient, registerNode, startCcm } from "../tests/ccm_harness.ts";
 import { Simulator } from "../providers/hcloud_sim/simulator.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { DEMO_SEED } from "../providers/hcloud_sim/main.ts";
 import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
@@ -28,18 +29,7 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, ()
 console.log("starting etcd, kube-apiserver and the Hetzner API simulator ...");
 const cluster = await TestCluster.start();
 const sim = new Simulator({ actionDurationMs: 1_000, latencyMs: 20, quiet: true }).start();
-applySeed(sim, {
-  networks: [{
-    name: "k8s",
-    ip_range: "10.0.0.0/8",
-    subnets: [{ ip_range: "10.0.0.0/24", network_zone: "eu-central" }],
-  }],
-  servers: [
-    { name: "control-plane", server_type: "cpx21", location: "fsn1", private_net: [{ network: "k8s" }] },
-    { name: "worker-1", server_type: "cx22", location: "fsn1", private_net: [{ network: "k8s" }] },
-    { name: "worker-2", server_type: "cax11", location: "nbg1", private_net: [{ network: "k8s" }] },
-  ],
-});
+applySeed(sim, DEMO_SEED);
 const client = await adminClient(cluster);
 let exitCode = 0;
 const ccm = await startCcm(

@@ -4,6 +4,17 @@
  * @module
  */
 import { setupLogging } from "../lib/log.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { EVENTS } from "../kube/resources.ts";
+
+/** Events about the object `name` in `default`, as `"<type> <reason>: <message>"`. */
+export async function eventsOf(client: KubeClient, name: string): Promise<string[]> {
+  const list = await client.list(EVENTS, {
+    namespace: "default",
+    fieldSelector: `involvedObject.name=${name}`,
+  });
+  return list.items.map((e) => `${e.type} ${e.reason}: ${e.message}`);
+}
 
 /** Polls `check` until it returns true; fails after `timeoutMs` (default 20 s). */
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {

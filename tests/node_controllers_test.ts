@@ -6,9 +6,9 @@ import { assert, assertEquals } from "./assert.ts";
 import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode, setReady, startCcm } from "./ccm_harness.ts";
-import { eventually, quietLogs } from "./helpers.ts";
+import { eventsOf, eventually, quietLogs } from "./helpers.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
-import { EVENTS, NODES } from "../kube/resources.ts";
+import { NODES } from "../kube/resources.ts";
 import { hasTaint, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
 import type { KubeClient } from "../kube/client.ts";
 
@@ -27,14 +27,6 @@ async function initialized(client: KubeClient, name: string): Promise<Node> {
     return !hasTaint(node, UNINITIALIZED_TAINT);
   }, 30_000);
   return node!;
-}
-
-async function eventsOf(client: KubeClient, name: string): Promise<string[]> {
-  const list = await client.list(EVENTS, {
-    namespace: "default",
-    fieldSelector: `involvedObject.name=${name}`,
-  });
-  return list.items.map((e) => `${e.type} ${e.reason}: ${e.message}`);
 }
 
 Deno.test({

@@ -6,12 +6,11 @@ import { assert, assertEquals } from "./assert.ts";
 import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventually, quietLogs } from "./helpers.ts";
+import { eventsOf, eventually, quietLogs } from "./helpers.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
 import type { LoadBalancer } from "../providers/hcloud_sim/world.ts";
 import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
-import { EVENTS, NODES, SERVICES } from "../kube/resources.ts";
-import type { KubeClient } from "../kube/client.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
 import { LB_FINALIZER } from "../controllers/service.ts";
 
 const P = "load-balancer.hetzner.cloud/";
@@ -39,14 +38,6 @@ function service(
       ...extra,
     },
   };
-}
-
-async function events(client: KubeClient, name: string): Promise<string[]> {
-  const list = await client.list(EVENTS, {
-    namespace: "default",
-    fieldSelector: `involvedObject.name=${name}`,
-  });
-  return list.items.map((e) => `${e.type} ${e.reason}: ${e.message}`);
 }
 
 Deno.test({
@@ -118,7 +109,7 @@ Deno.test({
           ]);
           assert(svc.metadata!.finalizers!.includes(LB_FINALIZER));
           await eventually(async () => {
-            const ev = await events(client, "web");
+            const ev = await eventsOf(client, "web");
             return ev.some((e) => e.startsWith("Warning UnsupportedProtocolConfigured")) &&
               ev.some((e) => e.startsWith("Normal EnsuredLoadBalancer"));
           });
@@ -172,7 +163,7 @@ Deno.test({
           20_000,
         );
         await eventually(async () =>
-          (await events(client, "web")).some((e) => e.startsWith("Normal UpdatedLoadBalancer"))
+          (await eventsOf(client, "web")).some((e) => e.startsWith("Normal UpdatedLoadBalancer"))
         );
       });
 
@@ -218,7 +209,7 @@ Deno.test({
           for (const [i, [name, value]] of invalid.entries()) {
             await eventually(
               async () =>
-                (await events(client, `bad-${i}`)).some((e) =>
+                (await eventsOf(client, `bad-${i}`)).some((e) =>
                   e.startsWith("Warning SyncLoadBalancerFailed") && e.includes(`${P}${name}: "${value}"`)
                 ),
               20_000,
