@@ -244,7 +244,9 @@ class ServiceController implements Controller {
     });
     // Shared work (server labels) follows the node set itself, whether or not a Service is stale:
     // after a restart or a run of failed syncs none may be, and the labels must not lag.
-    if (this.#lbs.syncNodes && set !== this.#labeledSet) {
+    // Only while some Service wants a load balancer: the first ensure labels the servers anyway.
+    const anyWanted = this.#ctx.informers.for(SERVICES).list().some((svc) => this.#wants(svc));
+    if (this.#lbs.syncNodes && anyWanted && set !== this.#labeledSet) {
       await this.#lbs.syncNodes(this.#ctx.flags.clusterName, nodes);
       this.#labeledSet = set;
     }
