@@ -19,7 +19,6 @@ interface Recorded {
   name: string;
   namespace: string;
   count: number;
-  firstTimestamp: string;
 }
 
 const MAX_CACHE = 4096;
@@ -127,7 +126,6 @@ export class EventRecorder {
       name: created.metadata!.name!,
       namespace,
       count: 1,
-      firstTimestamp: event.firstTimestamp!,
     });
   }
 

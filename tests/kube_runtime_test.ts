@@ -10,7 +10,7 @@ import { EventRecorder } from "../kube/events.ts";
 import { Informer } from "../kube/informer.ts";
 import { loadInClusterConfig, loadKubeConfig } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
-import { EVENTS, LEASES, NODES, type ResourceType } from "../kube/resources.ts";
+import { EVENTS, LEASES, NODES } from "../kube/resources.ts";
 import { HttpTransport, type KubeRequest, type KubeTransport } from "../kube/transport.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 
@@ -227,8 +227,7 @@ Deno.test({
           retryPeriodMs: 300,
           name: "test-lease",
         };
-        let gateA!: GatedTransport;
-        const a = new LeaderElector(await newClient((i) => gateA = new GatedTransport(i)), {
+        const a = new LeaderElector(await newClient(), {
           ...timing,
           identity: "a",
         });
@@ -258,7 +257,6 @@ Deno.test({
         // A new candidate a2 waits; b is cut off from the apiserver (as if killed): b steps down
         // after its renew deadline and a2 takes over once the lease expires.
         const a2 = new LeaderElector(await newClient(), { ...timing, identity: "a2" });
-        void gateA;
         let gateB!: GatedTransport;
         const b2 = new LeaderElector(await newClient((i) => gateB = new GatedTransport(i)), {
           ...timing,
@@ -319,5 +317,3 @@ Deno.test({
     }
   },
 });
-
-export type { ResourceType };

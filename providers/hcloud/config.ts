@@ -5,7 +5,7 @@
  * @module
  */
 import { parseDuration } from "../../config/duration.ts";
-import { parseCidr, parseIp } from "../../lib/cidr.ts";
+import { parseCidr } from "../../lib/cidr.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
 export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
@@ -174,9 +174,4 @@ export async function readHcloudConfig(
     errors.push("ROBOT_ENABLED: Robot (dedicated server) support is not implemented by deno-ccm");
   }
   return { config, errors, warnings };
-}
-
-/** True when `text` is an IP address (used by annotation parsers too). */
-export function isIp(text: string): boolean {
-  return parseIp(text) !== undefined;
 }
