@@ -1,6 +1,6 @@
 /**
  * `deno task bench`: the CCM as its own process against a real kube-apiserver and the simulator
- * (API latency 50 ms, actions 1 s), in four scenarios; writes bench/report.json, bench/report.md
+ * (API latency 50 ms, actions 1 s), in five scenarios; writes bench/report.json, bench/report.md
  * and bench/convergence.svg.
  *
  *   deno task bench [--steady-minutes 10] [--latency-ms 50] [--action-ms 1000] [--only burst_join,churn]
@@ -18,15 +18,17 @@ import { NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { setupLogging } from "../lib/log.ts";
 import { type ScenarioResult, writeReport } from "./report.ts";
-import { createNodes, quantile, waitFor } from "./bench_util.ts";
+import { createNodes, kubeletHeartbeats, quantile, waitFor } from "./bench_util.ts";
+import { faultsScenario } from "./faults.ts";
 
+const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults"];
 const { values } = parseArgs({
   args: Deno.args,
   options: {
     "steady-minutes": { type: "string", default: "10" },
     "latency-ms": { type: "string", default: "50" },
     "action-ms": { type: "string", default: "1000" },
-    only: { type: "string", default: "burst_join,steady_state,lb_rollout,churn" },
+    only: { type: "string", default: SCENARIOS.join(",") },
     "steady-nodes": { type: "string", default: "1000" },
   },
 });
@@ -277,7 +279,16 @@ if (only.has("steady_state")) {
   const cpuBefore = await env.cpuSeconds();
   const start = Date.now();
   const from = env.sim.audit.length;
+  const kubelets = new AbortController();
+  const heartbeats = kubeletHeartbeats(
+    env.client,
+    Array.from({ length: nodes }, (_, i) => `node-${i}`),
+    5 * 60_000,
+    kubelets.signal,
+  );
   await new Promise((r) => setTimeout(r, minutes * 60_000));
+  kubelets.abort();
+  await heartbeats;
   const window = env.sim.audit.slice(from);
   const hours = (Date.now() - start) / 3_600_000;
   const byEndpoint: Record<string, number> = {};
@@ -296,14 +307,27 @@ if (only.has("steady_state")) {
   await env.close();
 }
 
+if (only.has("faults")) {
+  console.log(
+    "faults: 400 Service cycles and 200 node changes under faults, SIGKILLs and apiserver restarts ...",
+  );
+  const { result, rateLimited: overBudget } = await faultsScenario(LATENCY, ACTION);
+  results.faults = result;
+  rateLimited += overBudget;
+}
+
 const previous = await Deno.readTextFile(new URL("report.json", import.meta.url)).then(
   JSON.parse,
   () => ({}),
 );
-await writeReport(results, rateLimited + (only.size < 4 ? previous.rate_limited_responses ?? 0 : 0), {
-  latencyMs: LATENCY,
-  actionMs: ACTION,
-});
+await writeReport(
+  results,
+  rateLimited + (only.size < SCENARIOS.length ? previous.rate_limited_responses ?? 0 : 0),
+  {
+    latencyMs: LATENCY,
+    actionMs: ACTION,
+  },
+);
 console.log(
   JSON.stringify(
     { ...results, rate_limited_responses: rateLimited },

@@ -4,9 +4,14 @@
  * @module
  */
 import type { KubeClient } from "../kube/client.ts";
-import { registerNode, setReady } from "../tests/ccm_harness.ts";
+import { registerNode } from "../tests/ccm_harness.ts";
+import { NODES } from "../kube/resources.ts";
 
-/** Registers `count` Ready Nodes `node-<offset..>` like kubelets, 50 at a time. */
+/**
+ * Registers `count` Ready Nodes `node-<offset..>` like kubelets, 50 at a time, with a status of a
+ * real kubelet's size (conditions, capacity, node info and 40 images), so caches hold what they
+ * would in production.
+ */
 export async function createNodes(client: KubeClient, count: number, offset: number): Promise<void> {
   const names = Array.from({ length: count }, (_, i) => `node-${offset + i}`);
   // Healthy kubelets: registered, then Ready (the lifecycle controller leaves Ready nodes alone).
@@ -14,10 +19,54 @@ export async function createNodes(client: KubeClient, count: number, offset: num
     await Promise.all(
       names.slice(i, i + 50).map(async (n) => {
         await registerNode(client, n);
-        await setReady(client, n, true);
+        await client.patch(NODES, n, "strategic", { status: kubeletStatus() }, { subresource: "status" });
       }),
     );
   }
+}
+
+/** The status a kubelet reports: Ready, capacity, node info and its images. */
+function kubeletStatus() {
+  const now = new Date().toISOString();
+  const condition = (type: string, status: string, reason: string) => ({
+    type,
+    status,
+    reason,
+    message: `kubelet reports ${reason}`,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  });
+  const resources = { cpu: "3", "ephemeral-storage": "78425224Ki", memory: "3911960Ki", pods: "110" };
+  return {
+    conditions: [
+      condition("MemoryPressure", "False", "KubeletHasSufficientMemory"),
+      condition("DiskPressure", "False", "KubeletHasNoDiskPressure"),
+      condition("PIDPressure", "False", "KubeletHasSufficientPID"),
+      condition("Ready", "True", "KubeletReady"),
+    ],
+    capacity: resources,
+    allocatable: resources,
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    nodeInfo: {
+      architecture: "amd64",
+      bootID: crypto.randomUUID(),
+      containerRuntimeVersion: "containerd://2.1.4",
+      kernelVersion: "6.12.48+deb13-amd64",
+      kubeProxyVersion: "",
+      kubeletVersion: "v1.36.3",
+      machineID: crypto.randomUUID().replaceAll("-", ""),
+      operatingSystem: "linux",
+      osImage: "Debian GNU/Linux 13 (trixie)",
+      systemUUID: crypto.randomUUID(),
+    },
+    images: Array.from({ length: 40 }, (_, i) => ({
+      names: [
+        `registry.example.com/team-${i % 7}/service-${i}@sha256:${"0123456789abcdef".repeat(4)}`,
+        `registry.example.com/team-${i % 7}/service-${i}:v1.${i}.0`,
+      ],
+      sizeBytes: 20_000_000 + i * 1_000_003,
+    })),
+  };
 }
 
 /** Polls `check` every `intervalMs` until it is true; throws after `timeoutMs`. */
@@ -39,4 +88,26 @@ export async function waitFor(
 export function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+}
+
+/**
+ * Reports every Node's status once per `periodMs`, spread evenly, like kubelets do (their
+ * `nodeStatusReportFrequency` is 5 minutes), until `signal` aborts.
+ */
+export async function kubeletHeartbeats(
+  client: KubeClient,
+  names: string[],
+  periodMs: number,
+  signal: AbortSignal,
+): Promise<void> {
+  const gap = periodMs / names.length;
+  for (let i = 0; !signal.aborted; i = (i + 1) % names.length) {
+    const now = new Date().toISOString();
+    await client.patch(NODES, names[i], "strategic", {
+      status: {
+        conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: now }],
+      },
+    }, { subresource: "status" }).catch(() => {});
+    await new Promise((r) => setTimeout(r, gap));
+  }
 }

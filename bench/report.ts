@@ -24,6 +24,7 @@ const TARGETS: Record<string, string> = {
   steady_state: "≤ 15 × ceil(nodes/50) requests/hour (300 at 1000 nodes), RSS ≤ 100 MB",
   lb_rollout: "≤ 60 s",
   churn: "≤ 30 s, ≤ 2 requests per node change",
+  faults: "converged ≤ 120 s after the faults stop, no leak, no live Node deleted",
 };
 
 /** Writes the three files next to this module. */
@@ -71,8 +72,9 @@ export async function writeReport(
       "| --- | --- | --- | --- | --- | --- | --- | --- |",
       ...rows,
       "",
-      `429 responses: ${rateLimited}`,
+      `429 responses: ${rateLimited} (the faults scenario's injected bursts not counted)`,
       "",
+      ...faultsSummary(results.faults),
       "![convergence](convergence.svg)",
       "",
     ].join("\n"),
@@ -103,4 +105,20 @@ function chart(results: Record<string, ScenarioResult>): string {
 ${lines.join("\n")}
 </svg>
 `;
+}
+
+/** The faults scenario in words: what was thrown at the CCM, and how it ended. */
+function faultsSummary(r: ScenarioResult | undefined): string[] {
+  if (!r) return [];
+  const problems = (r.problems as string[] | undefined) ?? [];
+  return [
+    `Faults: ${r.service_cycles} Service cycles and ${r.node_changes} node changes in ${r.fault_seconds} s with ` +
+    `${r.kills} SIGKILLs of the CCM, ${r.apiserver_restarts} apiserver restarts after etcd compactions, ` +
+    `${r.injected_5xx} injected 5xx, ${r.injected_429} injected 429, ${r.latency_spikes} 3-second latency ` +
+    `spikes and ${r.failed_actions} failed actions (${r.load_balancers_created} load balancers created). ` +
+    (problems.length
+      ? `**Not converged within 120 s:** ${problems.join("; ")}.`
+      : `All invariants held ${r.seconds_total} s after the faults stopped.`),
+    "",
+  ];
 }

@@ -248,10 +248,15 @@ export class Informer<T> {
   }
 }
 
-/** Drops `metadata.managedFields`: no controller reads them and they are most of a Node's size. */
+/**
+ * Drops what no controller reads and what makes up most of a Node's size: `metadata.managedFields`
+ * and a Node's `status.images` (kubelets report up to 50 images, about 10 kB per Node). Writes are
+ * patches, so a trimmed object is never sent back.
+ */
 function trim<T>(object: T): T {
-  const meta = (object as { metadata?: { managedFields?: unknown } }).metadata;
-  if (meta?.managedFields) delete meta.managedFields;
+  const o = object as { metadata?: { managedFields?: unknown }; status?: { images?: unknown } };
+  if (o.metadata?.managedFields) delete o.metadata.managedFields;
+  if (o.status?.images) delete o.status.images;
   return object;
 }
 

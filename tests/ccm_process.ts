@@ -23,8 +23,15 @@ export interface CcmProcess {
   get(path: string): Promise<{ status: number; text: string }>;
 }
 
-/** Spawns `main.ts` with `args` and `env` (plus PATH/HOME), serving status on a free port. */
-export function spawnCcm(args: string[], env: Record<string, string>): CcmProcess {
+/**
+ * Spawns `main.ts` with `args` and `env` (plus PATH/HOME), serving status on a free port;
+ * `denoArgs` go to `deno run` (e.g. `--inspect`).
+ */
+export function spawnCcm(
+  args: string[],
+  env: Record<string, string>,
+  options: { denoArgs?: string[] } = {},
+): CcmProcess {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
@@ -33,6 +40,7 @@ export function spawnCcm(args: string[], env: Record<string, string>): CcmProces
       "run",
       "--allow-all",
       ...v8Flags(),
+      ...options.denoArgs ?? [],
       MAIN,
       `--secure-port=${port}`,
       "--bind-address=127.0.0.1",

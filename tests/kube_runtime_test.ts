@@ -206,6 +206,25 @@ Deno.test({
         },
       );
 
+      await t.step("the informer cache keeps no managedFields and no Node images", async () => {
+        const informer = new Informer(await newClient(), NODES, { labelSelector: "set=trim" });
+        void informer.run(stop.signal);
+        await informer.waitForSync(stop.signal);
+        await client.create(NODES, node("trim-1", { set: "trim" }));
+        await client.patch(NODES, "trim-1", "merge", {
+          status: {
+            images: [{ names: ["registry.example/app@sha256:00"], sizeBytes: 1000 }],
+            nodeInfo: { kubeletVersion: "v1.36.3" },
+          },
+        }, { subresource: "status" });
+        const stored = await client.get(NODES, "trim-1");
+        assert(stored.metadata?.managedFields?.length && stored.status?.images?.length, "the API has both");
+        await eventually(() => informer.get("trim-1")?.status?.nodeInfo?.kubeletVersion === "v1.36.3");
+        const cached = informer.get("trim-1")!;
+        assertEquals([cached.metadata?.managedFields, cached.status?.images], [undefined, undefined]);
+        assertEquals(cached.metadata?.labels?.set, "trim");
+      });
+
       await t.step("a watch resumes after the apiserver restarts", async () => {
         const informer = new Informer(await newClient(), NODES, {
           labelSelector: "set=resume",

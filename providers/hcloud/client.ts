@@ -103,13 +103,17 @@ export class HcloudClient {
     );
   }
 
-  /** Every item of a paginated list (per_page 50); `key` is the list's field, e.g. `servers`. */
-  async listAll<T>(
+  /**
+   * Every item of a paginated list (per_page 50); `key` is the list's field, e.g. `servers`. With
+   * `map`, each page is converted as it arrives, so only one raw page is held at a time.
+   */
+  async listAll<T, R = T>(
     what: string,
     key: string,
     fetchPage: (page: number) => Promise<FetchResult<Record<string, unknown>>>,
-  ): Promise<T[]> {
-    const items: T[] = [];
+    map: (item: T) => R = (item) => item as unknown as R,
+  ): Promise<R[]> {
+    const items: R[] = [];
     for (let page = 1;; page++) {
       const data = await this.call(what, fetchPage(page));
       const list = data[key];
@@ -119,7 +123,7 @@ export class HcloudClient {
           code: "invalid_response",
         });
       }
-      items.push(...(list as T[]));
+      for (const item of list as T[]) items.push(map(item));
       const next = (data.meta as { pagination?: { next_page?: number | null } } | undefined)?.pagination
         ?.next_page;
       if (!next || list.length === 0) return items;

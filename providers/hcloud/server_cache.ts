@@ -67,12 +67,12 @@ export class ServerCache {
     const started = Date.now();
     const run = (async () => {
       this.#lists?.inc();
-      const raw = await this.#client.listAll<unknown>(
+      const all = await this.#client.listAll<unknown, ServerInfo>(
         "list servers",
         "servers",
         (page) => this.#client.api.GET("/servers", { params: { query: { page, per_page: 50 } } }),
+        toServerInfo,
       );
-      const all = raw.map(toServerInfo);
       const snapshot: ServerSnapshot = {
         at: started,
         all,

@@ -85,6 +85,10 @@ export class Simulator {
   #server?: Deno.HttpServer<Deno.NetAddr>;
   /** Responses with status 429 sent so far. */
   rateLimited = 0;
+  /** 429s for an exhausted hourly budget (not injected) so far. */
+  budgetExceeded = 0;
+  /** Requests delayed by a latency spike so far. */
+  latencySpikes = 0;
 
   constructor(options: SimulatorOptions = {}) {
     this.#options = options;
@@ -152,10 +156,9 @@ export class Simulator {
       userAgent: request.headers.get("user-agent") ?? "",
     };
     this.audit.push(entry);
-    const extra = this.faults.latencyMs +
-      (this.faults.latencySpike && Math.random() < this.faults.latencySpike.rate
-        ? this.faults.latencySpike.ms
-        : 0);
+    const spike = this.faults.latencySpike && Math.random() < this.faults.latencySpike.rate;
+    if (spike) this.latencySpikes++;
+    const extra = this.faults.latencyMs + (spike ? this.faults.latencySpike!.ms : 0);
     if (extra > 0) await new Promise((r) => setTimeout(r, extra));
 
     const auth = request.headers.get("authorization") ?? "";
@@ -170,6 +173,7 @@ export class Simulator {
       if (!this.tokens.has(token)) throw faults.unauthorized();
       if (!rate.allowed || this.faults.rateLimitBurst > 0) {
         if (this.faults.rateLimitBurst > 0) this.faults.rateLimitBurst--;
+        else this.budgetExceeded++;
         throw faults.code(429, "rate_limit_exceeded", "limit of requests per hour reached");
       }
       const match = this.#match(this.#routes, request.method, path);

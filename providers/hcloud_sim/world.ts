@@ -54,6 +54,8 @@ export class World {
   actionDurationMs = 1_000;
   /** Fraction of actions that end in `error`, and a count of upcoming ones that must. */
   actionFailure = { rate: 0, next: 0 };
+  /** Actions made to fail so far (by either knob). */
+  failedActions = 0;
   now: () => number = Date.now;
 
   /** A fresh ID (unique across resource kinds, which Hetzner does not promise but allows). */
@@ -79,6 +81,7 @@ export class World {
       this.actionFailure.next > 0 || (this.actionFailure.rate > 0 && Math.random() < this.actionFailure.rate)
     ) {
       if (this.actionFailure.next > 0) this.actionFailure.next--;
+      this.failedActions++;
       error = { code: "action_failed", message: `${command} failed (injected)` };
     }
     const action: Action = {

@@ -1,0 +1,167 @@
+/**
+ * Where the CCM spends CPU: runs it under the V8 inspector while 500 Nodes join and 50 load
+ * balancers roll out (burst_join then lb_rollout), records a CPU profile over the Chrome DevTools
+ * protocol and prints the functions with the most self time. The full profile goes to
+ * `bench/ccm.cpuprofile` (open it in Chrome DevTools, not committed).
+ *
+ *   deno run --allow-all bench/cpu_profile.ts [--nodes 500] [--services 50]
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { TestCluster } from "../tests/kube_cluster.ts";
+import { adminClient } from "../tests/ccm_harness.ts";
+import { spawnCcm } from "../tests/ccm_process.ts";
+import { DEFAULT_SIM_TOKEN, Simulator } from "../providers/hcloud_sim/simulator.ts";
+import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
+import { setupLogging } from "../lib/log.ts";
+import { createNodes, waitFor } from "./bench_util.ts";
+
+/** The parts of a `Profiler.stop` result this tool reads. */
+interface CpuProfile {
+  nodes: {
+    id: number;
+    hitCount?: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+  }[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+}
+
+/** A minimal Chrome DevTools protocol session over the inspector's WebSocket. */
+async function inspectorSession(port: number) {
+  let targets: { webSocketDebuggerUrl: string }[] = [];
+  await waitFor(async () => {
+    targets = await fetch(`http://127.0.0.1:${port}/json/list`).then((r) => r.json(), () => []);
+    return targets.length > 0;
+  }, 30_000);
+  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = reject;
+  });
+  let nextId = 1;
+  const waiting = new Map<number, (result: unknown) => void>();
+  socket.onmessage = (e) => {
+    const message = JSON.parse(e.data);
+    waiting.get(message.id)?.(message.result);
+  };
+  return {
+    send<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+      const id = nextId++;
+      socket.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve) => waiting.set(id, resolve as (r: unknown) => void));
+    },
+    close: () => socket.close(),
+  };
+}
+
+/** Self time per function (`name file:line`), largest first, in ms. */
+export function selfTimes(profile: CpuProfile): [string, number][] {
+  const total = profile.nodes.reduce((sum, n) => sum + (n.hitCount ?? 0), 0);
+  const msPerHit = total ? (profile.endTime - profile.startTime) / 1000 / total : 0;
+  const byFunction = new Map<string, number>();
+  for (const n of profile.nodes) {
+    const { functionName, url, lineNumber } = n.callFrame;
+    const file = url.replace(/^.*\/(node_modules|main|npm)\//, "$1/").replace(/^file:\/\/.*?\/main\//, "");
+    const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + (n.hitCount ?? 0) * msPerHit);
+  }
+  return [...byFunction].sort((a, b) => b[1] - a[1]);
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: { nodes: { type: "string", default: "500" }, services: { type: "string", default: "50" } },
+  });
+  const nodes = Number(values.nodes);
+  const serviceCount = Number(values.services);
+  setupLogging({ level: "warning", format: "text" });
+  const cluster = await TestCluster.start();
+  const sim = new Simulator({ actionDurationMs: 1_000, latencyMs: 50, quiet: true }).start();
+  applySeed(sim, {
+    networks: [{
+      name: "k8s",
+      ip_range: "10.0.0.0/8",
+      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+    }],
+    servers: Array.from({ length: nodes }, (_, i) => ({
+      name: `node-${i}`,
+      server_type: "cpx21",
+      location: "fsn1",
+      private_net: [{ network: "k8s" }],
+    })),
+  });
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const inspectPort = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const ccm = spawnCcm([
+    `--kubeconfig=${cluster.kubeconfigPath}`,
+    "--leader-elect=false",
+    "--cluster-cidr=10.244.0.0/16",
+    "--log-level=warning",
+  ], {
+    HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+    HCLOUD_ENDPOINT: sim.endpoint,
+    HCLOUD_NETWORK: "k8s",
+    HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+    HCLOUD_NETWORK_ROUTES_ENABLED: "false",
+  }, { denoArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const client = await adminClient(cluster);
+  await waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
+  const session = await inspectorSession(inspectPort);
+  await session.send("Profiler.enable");
+  await session.send("Profiler.setSamplingInterval", { interval: 200 });
+  await session.send("Profiler.start");
+  const started = Date.now();
+  await createNodes(client, nodes, 0);
+  await waitFor(
+    async () =>
+      (await client.list(NODES)).items.every((n) =>
+        !(n.spec?.taints ?? []).some((t) => t.key.endsWith("uninitialized"))
+      ),
+    300_000,
+    500,
+  );
+  await Promise.all(Array.from({ length: serviceCount }, (_, i) =>
+    client.create(SERVICES, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: `svc-${i}`, namespace: "default" },
+      spec: { type: "LoadBalancer", selector: { app: `a${i}` }, ports: [{ name: "http", port: 80 }] },
+    })));
+  await waitFor(
+    async () =>
+      (await client.list(SERVICES, { namespace: "default" })).items.filter((s) =>
+        s.status?.loadBalancer?.ingress?.length
+      ).length === serviceCount,
+    600_000,
+    500,
+  );
+  const { profile } = await session.send<{ profile: CpuProfile }>("Profiler.stop");
+  const wall = (Date.now() - started) / 1000;
+  session.close();
+  await Deno.writeTextFile(new URL("ccm.cpuprofile", import.meta.url), JSON.stringify(profile));
+  const metrics = (await ccm.get("/metrics")).text;
+  const cpu = Number(metrics.match(/^process_cpu_seconds_total (\S+)/m)?.[1] ?? 0);
+  const times = selfTimes(profile);
+  const sampled = times.reduce((sum, [, ms]) => sum + ms, 0);
+  const idle = times.filter(([k]) => k.startsWith("(idle)")).reduce((sum, [, ms]) => sum + ms, 0);
+  console.log(
+    `${nodes} nodes joined and ${serviceCount} load balancers rolled out in ${wall.toFixed(1)} s; ` +
+      `process CPU ${cpu.toFixed(2)} s; JS thread busy ${((sampled - idle) / 1000).toFixed(2)} s`,
+  );
+  console.log("top self time (ms):");
+  for (const [name, ms] of times.filter(([k]) => !k.startsWith("(idle)")).slice(0, 25)) {
+    console.log(`${ms.toFixed(0).padStart(7)}  ${name}`);
+  }
+  ccm.child.kill("SIGTERM");
+  await ccm.status;
+  client.transport.close();
+  await sim.stop();
+  await cluster.stop();
+  Deno.exit(0);
+}
