@@ -53,6 +53,8 @@ export interface FaultScenarioResult {
   problems: string[];
   kills: number;
   apiserverRestarts: number;
+  /** Seconds the apiserver was down (stop plus start until ready), all restarts together. */
+  apiserverDownSeconds: number;
   /** Cloud requests over the whole run, and the faults among their answers. */
   requests: number;
   injected5xx: number;
@@ -155,6 +157,7 @@ export async function runFaultScenario(
     failedActions: sim.world.failedActions,
   };
   let apiserverRestarts = 0;
+  let apiserverDownSeconds = 0;
   try {
     for (let i = 0; i < options.baseNodes; i++) await join(`base-${i}`);
     await waitUntil(
@@ -164,7 +167,8 @@ export async function runFaultScenario(
 
     // Faults on.
     const faultStart = Date.now();
-    sim.faults.rules = [{ match: ".", rate: 0.1, status: 503, code: "unavailable" }];
+    const unavailable = { match: ".", rate: 0.1, status: 503, code: "unavailable" };
+    sim.faults.rules = [unavailable];
     sim.faults.latencySpike = { rate: 0.02, ms: 3_000 };
     sim.world.actionFailure.rate = 0.1;
     let running = true;
@@ -179,7 +183,16 @@ export async function runFaultScenario(
         processes.push(ccm);
       }
     })();
-    const bursts = setInterval(() => sim.faults.rateLimitBurst = 5, 7_000);
+    // Every 7 s the project's budget runs dry for 1.5 s (someone else's burst): everything is 429.
+    const bursts = setInterval(() => {
+      sim.faults.rules = [unavailable, {
+        match: ".",
+        status: 429,
+        code: "rate_limit_exceeded",
+        message: "limit of requests per hour reached",
+        untilMs: Date.now() + 1_500,
+      }];
+    }, 7_000);
     const services = (async () => {
       const batch = options.serviceBatch;
       for (let first = 0; first < options.serviceCycles; first += batch) {
@@ -211,7 +224,9 @@ export async function runFaultScenario(
     const restarts = Promise.all(options.apiserverRestartsAtMs.map(async (at) => {
       await sleep(at);
       await cluster.compactEtcd();
+      const down = Date.now();
       await cluster.restartApiserver();
+      apiserverDownSeconds += (Date.now() - down) / 1000;
       apiserverRestarts++;
     }));
     await Promise.all([services, nodes, restarts]);
@@ -241,6 +256,7 @@ export async function runFaultScenario(
       problems,
       kills: processes.length - 1,
       apiserverRestarts,
+      apiserverDownSeconds: Math.round(apiserverDownSeconds),
       requests: sim.audit.length - firstRequest,
       injected5xx: faults.fiveXx(),
       injected429: sim.rateLimited - faults.rateLimited,
@@ -255,11 +271,14 @@ export async function runFaultScenario(
     };
   } finally {
     clearInterval(sampler);
-    for (const p of processes) {
+    // For debugging a run: FAULT_SCENARIO_LOGS=<dir> keeps every CCM process's output.
+    const logDir = Deno.env.get("FAULT_SCENARIO_LOGS");
+    for (const [i, p] of processes.entries()) {
       try {
         p.child.kill("SIGKILL");
       } catch { /* gone */ }
       await p.status;
+      if (logDir) await Deno.writeTextFile(`${logDir}/ccm-${i}.log`, p.output());
     }
     client.transport.close();
   }

@@ -76,6 +76,8 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
     "Time requests waited for budget, by priority.",
   );
   const state: InstrumentedTransport = { rateLimit: undefined, send: () => Promise.reject() };
+  /** After a 429, no request is sent before this moment (ms since epoch). */
+  let pausedUntil = 0;
 
   state.send = async (original: Request) => {
     const endpoint = original.headers.get(ENDPOINT_HEADER) ?? new URL(original.url).pathname;
@@ -102,6 +104,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
           await abortableSleep(waitMs, original.signal);
         }
       }
+      if (pausedUntil > Date.now()) await abortableSleep(pausedUntil - Date.now(), original.signal);
       const headers = new Headers(original.headers);
       headers.delete(ENDPOINT_HEADER);
       headers.set("authorization", `Bearer ${options.token}`);
@@ -135,9 +138,15 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         throw failure;
       }
       const retryAfter = Number(response?.headers.get("retry-after"));
+      // A 429 means the project's bucket is empty and refills by one request per second: every
+      // request waits about that long (a shared pause, so concurrent ones do not each earn a 429),
+      // not an exponential backoff that would idle the CCM long after the bucket has refilled.
       const delay = retryAfter > 0
         ? retryAfter * 1000
+        : code === 429
+        ? base * (1 + Math.random() * 0.5)
         : backoffDelay(attempt, { baseMs: base, maxMs: 30_000, jitter: 0.5 });
+      if (code === 429) pausedUntil = Math.max(pausedUntil, Date.now() + delay);
       await response?.body?.cancel();
       log.debug("{method} {endpoint} answered {code}; retry {n} in {ms} ms", {
         method: original.method,
