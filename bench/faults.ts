@@ -44,6 +44,7 @@ export async function faultsScenario(
         node_changes: 200,
         kills: r.kills,
         apiserver_restarts: r.apiserverRestarts,
+        apiserver_down_seconds: r.apiserverDownSeconds,
         injected_5xx: r.injected5xx,
         injected_429: r.injected429,
         latency_spikes: r.latencySpikes,

@@ -248,17 +248,38 @@ export class Informer<T> {
   }
 }
 
+/** Node status fields no controller reads (kubelets report them; images alone are ~10 kB a Node). */
+const UNREAD_NODE_STATUS = [
+  "images",
+  "nodeInfo",
+  "capacity",
+  "allocatable",
+  "daemonEndpoints",
+  "volumesInUse",
+  "volumesAttached",
+  "config",
+  "runtimeHandlers",
+  "features",
+];
+
 /**
- * Drops what no controller reads and what makes up most of a Node's size: `metadata.managedFields`
- * and a Node's `status.images` (kubelets report up to 50 images, about 10 kB per Node). Writes are
- * patches, so a trimmed object is never sent back.
+ * Keeps in the cache only what controllers may read: drops `metadata.managedFields`, kubectl's
+ * last-applied-configuration annotation (a full copy of the object) and the Node status fields
+ * above. Writes are patches, so a trimmed object is never sent back.
  */
 function trim<T>(object: T): T {
-  const o = object as { metadata?: { managedFields?: unknown }; status?: { images?: unknown } };
+  const o = object as {
+    metadata?: { managedFields?: unknown; annotations?: Record<string, string> };
+    status?: Record<string, unknown>;
+  };
   if (o.metadata?.managedFields) delete o.metadata.managedFields;
-  if (o.status?.images) delete o.status.images;
+  const annotations = o.metadata?.annotations;
+  if (annotations?.[LAST_APPLIED]) delete annotations[LAST_APPLIED];
+  if (o.status) { for (const field of UNREAD_NODE_STATUS) delete o.status[field]; }
   return object;
 }
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
 function rv(object: unknown): string | undefined {
   return (object as Meta).metadata?.resourceVersion;

@@ -206,7 +206,7 @@ Deno.test({
         },
       );
 
-      await t.step("the informer cache keeps no managedFields and no Node images", async () => {
+      await t.step("the informer cache keeps no managedFields, Node images or node info", async () => {
         const informer = new Informer(await newClient(), NODES, { labelSelector: "set=trim" });
         void informer.run(stop.signal);
         await informer.waitForSync(stop.signal);
@@ -215,14 +215,23 @@ Deno.test({
           status: {
             images: [{ names: ["registry.example/app@sha256:00"], sizeBytes: 1000 }],
             nodeInfo: { kubeletVersion: "v1.36.3" },
+            addresses: [{ type: "InternalIP", address: "10.1.2.3" }],
+            conditions: [{ type: "Ready", status: "True" }],
           },
         }, { subresource: "status" });
         const stored = await client.get(NODES, "trim-1");
-        assert(stored.metadata?.managedFields?.length && stored.status?.images?.length, "the API has both");
-        await eventually(() => informer.get("trim-1")?.status?.nodeInfo?.kubeletVersion === "v1.36.3");
+        assert(
+          stored.metadata?.managedFields?.length && stored.status?.images?.length && stored.status.nodeInfo,
+          "the API has them",
+        );
+        await eventually(() => informer.get("trim-1")?.status?.addresses?.[0]?.address === "10.1.2.3");
         const cached = informer.get("trim-1")!;
-        assertEquals([cached.metadata?.managedFields, cached.status?.images], [undefined, undefined]);
+        assertEquals(
+          [cached.metadata?.managedFields, cached.status?.images, cached.status?.nodeInfo],
+          [undefined, undefined, undefined],
+        );
         assertEquals(cached.metadata?.labels?.set, "trim");
+        assertEquals(cached.status?.conditions?.[0]?.type, "Ready");
       });
 
       await t.step("a watch resumes after the apiserver restarts", async () => {
