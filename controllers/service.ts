@@ -27,6 +27,8 @@ export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 export const SERVICE_COMPONENT = "service-controller";
 const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
+/** What Go's strconv.ParseBool reads as false (the exclude label's "off" values). */
+const FALSE_VALUES = new Set(["0", "f", "F", "false", "FALSE", "False"]);
 const NODE_SYNC_PERIOD_MS = 100_000;
 const SWEEP = "sweep";
 const ORPHAN_SWEEP_DELAY_MS = 75_000;
@@ -47,7 +49,7 @@ export function serviceController(ctx: ControllerContext): Controller | { disabl
 export function eligibleNode(node: Node): boolean {
   if (node.metadata?.deletionTimestamp) return false;
   const exclude = node.metadata?.labels?.[EXCLUDE_LABEL];
-  if (exclude !== undefined && !["0", "f", "F", "false", "FALSE", "False"].includes(exclude)) return false;
+  if (exclude !== undefined && !FALSE_VALUES.has(exclude)) return false;
   return !(node.spec?.taints ?? []).some((t) => t.key === AUTOSCALER_TAINT);
 }
 
@@ -64,6 +66,7 @@ class ServiceController implements Controller {
   #clusterId?: string;
   /** The node set the provider's shared node work (server labels) was last done for. */
   #labeledSet?: string;
+  #eligibleCache?: { nodes: Node[]; set: string };
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers) {
     this.#ctx = ctx;
@@ -85,11 +88,16 @@ class ServiceController implements Controller {
       },
       onDelete: (svc) => this.#synced.delete(objectKey(svc)),
     });
-    const nodeSync = () => this.#nodeQueue.add("sync");
+    const nodeSync = () => {
+      this.#eligibleCache = undefined;
+      this.#nodeQueue.add("sync");
+    };
     ctx.informers.for(NODES).addHandlers({
       onAdd: nodeSync,
       onDelete: nodeSync,
       onUpdate: (old, node) => {
+        // Any real change may alter what providers read (addresses, say); resyncs (old === node) do not.
+        if (old !== node) this.#eligibleCache = undefined;
         if (
           eligibleNode(old) !== eligibleNode(node) || old.spec?.providerID !== node.spec?.providerID ||
           old.metadata?.labels?.[EXCLUDE_LABEL] !== node.metadata?.labels?.[EXCLUDE_LABEL]
@@ -131,8 +139,13 @@ class ServiceController implements Controller {
       (this.#ctx.flags.loadBalancerClass !== "" && cls === this.#ctx.flags.loadBalancerClass);
   }
 
-  #eligibleNodes(): Node[] {
-    return this.#ctx.informers.for(NODES).list().filter(eligibleNode);
+  /** Eligible Nodes and their set key, recomputed only after a Node event (not on every sync). */
+  #eligible(): { nodes: Node[]; set: string } {
+    if (!this.#eligibleCache) {
+      const nodes = this.#ctx.informers.for(NODES).list().filter(eligibleNode);
+      this.#eligibleCache = { nodes, set: nodeSet(nodes) };
+    }
+    return this.#eligibleCache;
   }
 
   async #sync(key: string): Promise<void> {
@@ -169,7 +182,7 @@ class ServiceController implements Controller {
     if (!this.#wants(svc)) return;
     // The finalizer lands before any cloud call; a Service already gone gets no load balancer.
     if (!hasFinalizer(svc) && !(await this.#setFinalizer(svc, true))) return;
-    const nodes = this.#eligibleNodes();
+    const { nodes, set } = this.#eligible();
     if (nodes.length === 0) {
       this.#recorder.event(
         SERVICES,
@@ -198,9 +211,9 @@ class ServiceController implements Controller {
     if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress)) {
       await this.#patchIngress(svc, result.ingress);
     }
-    this.#synced.set(key, nodeSet(nodes));
+    this.#synced.set(key, set);
     // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
-    if (nodeSet(this.#eligibleNodes()) !== nodeSet(nodes)) this.#nodeQueue.add("sync");
+    if (this.#eligible().set !== set) this.#nodeQueue.add("sync");
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 
@@ -236,8 +249,7 @@ class ServiceController implements Controller {
 
   /** Updates the targets of every load balancer whose node set changed. */
   async #syncNodes(): Promise<void> {
-    const nodes = this.#eligibleNodes();
-    const set = nodeSet(nodes);
+    const { nodes, set } = this.#eligible();
     const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
       const last = this.#synced.get(objectKey(svc));
       return last !== undefined && last !== set && this.#wants(svc) && !svc.metadata?.deletionTimestamp;

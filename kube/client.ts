@@ -101,22 +101,28 @@ export class KubeClient {
 
   /**
    * Reads a whole collection page by page (`limit` default 500). If a continue token expires midway,
-   * starts over once without paging, as client-go's pager does.
+   * starts over once without paging, as client-go's pager does. `transform` runs on each page's
+   * items as it arrives, so a caller that trims objects never holds more than one untrimmed page.
    */
-  async listAll<T>(type: ResourceType<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
+  async listAll<T>(
+    type: ResourceType<T>,
+    options: ListOptions = {},
+    transform: (item: T) => T = (item) => item,
+  ): Promise<ObjectList<T>> {
     const limit = options.limit ?? 500;
     const items: T[] = [];
     let token: string | undefined;
     try {
       for (;;) {
         const page = await this.list(type, { ...options, limit, continueToken: token });
-        items.push(...page.items);
+        for (const item of page.items) items.push(transform(item));
         token = page.metadata.continue;
         if (!token) return { items, metadata: { resourceVersion: page.metadata.resourceVersion } };
       }
     } catch (err) {
       if (!(token && err instanceof KubeApiError && err.isGone)) throw err;
-      return await this.list(type, { ...options, limit: 0 });
+      const all = await this.list(type, { ...options, limit: 0 });
+      return { ...all, items: all.items.map(transform) };
     }
   }
 

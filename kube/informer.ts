@@ -144,11 +144,16 @@ export class Informer<T> {
 
   async #relist(signal: AbortSignal): Promise<void> {
     const { namespace, labelSelector, fieldSelector } = this.#options;
-    const list = await this.#client.listAll(this.#type, { namespace, labelSelector, fieldSelector, signal });
+    // Pages of 100: a kubelet's Node is ~12 kB of JSON, and a page is held untrimmed while parsed.
+    const list = await this.#client.listAll(
+      this.#type,
+      { namespace, labelSelector, fieldSelector, signal, limit: 100 },
+      trim,
+    );
     this.listCount++;
     const previous = this.#cache;
     const next = new Map<string, T>();
-    for (const item of list.items) next.set(objectKey(item), trim(item));
+    for (const item of list.items) next.set(objectKey(item), item);
     this.#cache = next;
     this.#resourceVersion = list.metadata.resourceVersion;
     for (const [key, item] of next) {
