@@ -314,3 +314,37 @@ Deno.test("hcloud transport: a low budget holds less important work and lets nod
   held.abort();
   await refresh;
 });
+
+Deno.test("hcloud transport: after a 429 every request pauses about a token's time, then all go through", async () => {
+  // The API answers 429 while the project's bucket is empty (here: the first 300 ms).
+  const emptyUntil = Date.now() + 300;
+  const sent: { at: number; status: number }[] = [];
+  const fake = () => {
+    const status = Date.now() < emptyUntil ? 429 : 200;
+    sent.push({ at: Date.now(), status });
+    return Promise.resolve(
+      new Response(
+        status === 429
+          ? '{"error":{"code":"rate_limit_exceeded","message":"limit reached"}}'
+          : '{"locations":[],"meta":{"pagination":{"next_page":null}}}',
+        { status, headers: { "content-type": "application/json" } },
+      ),
+    );
+  };
+  const c = client("http://x/v1", { fetch: fake, retryBaseMs: 400, maxRetries: 5 });
+  const first = c.call("first", c.api.GET("/locations"));
+  await new Promise((r) => setTimeout(r, 100));
+  // Sent during the pause that the first one's 429 started: they wait instead of earning 429s.
+  await Promise.all([
+    first,
+    ...Array.from({ length: 9 }, (_, i) => c.call(`read ${i}`, c.api.GET("/locations"))),
+  ]);
+  assertEquals(
+    sent.map((s) => s.status).filter((s) => s === 429).length,
+    1,
+    "only the first met the empty bucket",
+  );
+  assertEquals(sent.filter((s) => s.status === 200).length, 10, "every request succeeded after the pause");
+  const firstOk = sent.find((s) => s.status === 200)!.at;
+  assert(firstOk - sent[0].at < 1_500, "the pause is about one retry base, not an exponential backoff");
+});
