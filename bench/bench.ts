@@ -8,11 +8,6 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { TestCluster } from "../tests/kube_cluster.ts";
-import { adminClient } from "../tests/ccm_harness.ts";
-import { spawnCcm } from "../tests/ccm_process.ts";
-import { DEFAULT_SIM_TOKEN, Simulator } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
 import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -20,6 +15,7 @@ import { setupLogging } from "../lib/log.ts";
 import { type ScenarioResult, writeReport } from "./report.ts";
 import { createNodes, kubeletHeartbeats, quantile, waitFor } from "./bench_util.ts";
 import { faultsScenario } from "./faults.ts";
+import { benchEnvironment } from "./environment.ts";
 
 const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults"];
 const { values } = parseArgs({
@@ -39,65 +35,9 @@ const only = new Set(values.only!.split(","));
 const results: Record<string, ScenarioResult> = {};
 let rateLimited = 0;
 
-/** A fresh cluster, simulator (with `servers` attached to network k8s) and CCM process. */
-async function environment(servers: number) {
-  const cluster = await TestCluster.start();
-  const sim = new Simulator({ actionDurationMs: ACTION, latencyMs: LATENCY, quiet: true }).start();
-  applySeed(sim, {
-    networks: [{
-      name: "k8s",
-      ip_range: "10.0.0.0/8",
-      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-    }],
-    servers: Array.from(
-      { length: servers },
-      (_, i) => ({
-        name: `node-${i}`,
-        server_type: "cpx21",
-        location: "fsn1",
-        private_net: [{ network: "k8s" }],
-      }),
-    ),
-  });
-  const ccm = spawnCcm([
-    `--kubeconfig=${cluster.kubeconfigPath}`,
-    "--leader-elect=false",
-    "--cluster-cidr=10.244.0.0/16",
-    "--log-level=warning",
-  ], {
-    HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
-    HCLOUD_ENDPOINT: sim.endpoint,
-    HCLOUD_NETWORK: "k8s",
-    HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
-    // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
-    HCLOUD_NETWORK_ROUTES_ENABLED: "false",
-  });
-  const client = await adminClient(cluster);
-  let peakRss = 0;
-  const sampler = setInterval(async () => {
-    const text = await ccm.get("/metrics").then((r) => r.text, () => "");
-    const rss = Number(text.match(/^process_resident_memory_bytes (\S+)/m)?.[1] ?? 0);
-    peakRss = Math.max(peakRss, rss);
-  }, 1_000);
-  await waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
-  return {
-    cluster,
-    sim,
-    client,
-    ccm,
-    peakRssMb: () => Math.round(peakRss / 1e5) / 10,
-    cpuSeconds: async () =>
-      Number((await ccm.get("/metrics")).text.match(/^process_cpu_seconds_total (\S+)/m)?.[1] ?? 0),
-    async close() {
-      clearInterval(sampler);
-      rateLimited += sim.rateLimited;
-      ccm.child.kill("SIGTERM");
-      await ccm.status;
-      client.transport.close();
-      await sim.stop();
-      await cluster.stop();
-    },
-  };
+/** The benchmark's environment at this run's latency and action duration. */
+function environment(servers: number) {
+  return benchEnvironment(servers, { latencyMs: LATENCY, actionMs: ACTION });
 }
 
 async function initTimes(
@@ -167,7 +107,7 @@ if (only.has("burst_join")) {
     cpu_seconds: await env.cpuSeconds(),
     series,
   };
-  await env.close();
+  rateLimited += await env.close();
 }
 
 if (only.has("lb_rollout")) {
@@ -204,7 +144,7 @@ if (only.has("lb_rollout")) {
     cpu_seconds: await env.cpuSeconds(),
     series,
   };
-  await env.close();
+  rateLimited += await env.close();
 }
 
 if (only.has("churn")) {
@@ -258,7 +198,7 @@ if (only.has("churn")) {
     cpu_seconds: await env.cpuSeconds(),
     series,
   };
-  await env.close();
+  rateLimited += await env.close();
 }
 
 if (only.has("steady_state")) {
@@ -304,7 +244,7 @@ if (only.has("steady_state")) {
     rss_mb_peak: env.peakRssMb(),
     cpu_seconds: Math.round(((await env.cpuSeconds()) - cpuBefore) * 100) / 100,
   };
-  await env.close();
+  rateLimited += await env.close();
 }
 
 if (only.has("faults")) {

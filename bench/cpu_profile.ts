@@ -9,14 +9,10 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { TestCluster } from "../tests/kube_cluster.ts";
-import { adminClient } from "../tests/ccm_harness.ts";
-import { spawnCcm } from "../tests/ccm_process.ts";
-import { DEFAULT_SIM_TOKEN, Simulator } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
 import { createNodes, waitFor } from "./bench_util.ts";
+import { benchEnvironment } from "./environment.ts";
 
 /** The parts of a `Profiler.stop` result this tool reads. */
 interface CpuProfile {
@@ -80,38 +76,15 @@ if (import.meta.main) {
   const nodes = Number(values.nodes);
   const serviceCount = Number(values.services);
   setupLogging({ level: "warning", format: "text" });
-  const cluster = await TestCluster.start();
-  const sim = new Simulator({ actionDurationMs: 1_000, latencyMs: 50, quiet: true }).start();
-  applySeed(sim, {
-    networks: [{
-      name: "k8s",
-      ip_range: "10.0.0.0/8",
-      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-    }],
-    servers: Array.from({ length: nodes }, (_, i) => ({
-      name: `node-${i}`,
-      server_type: "cpx21",
-      location: "fsn1",
-      private_net: [{ network: "k8s" }],
-    })),
-  });
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const inspectPort = (listener.addr as Deno.NetAddr).port;
   listener.close();
-  const ccm = spawnCcm([
-    `--kubeconfig=${cluster.kubeconfigPath}`,
-    "--leader-elect=false",
-    "--cluster-cidr=10.244.0.0/16",
-    "--log-level=warning",
-  ], {
-    HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
-    HCLOUD_ENDPOINT: sim.endpoint,
-    HCLOUD_NETWORK: "k8s",
-    HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
-    HCLOUD_NETWORK_ROUTES_ENABLED: "false",
-  }, { denoArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
-  const client = await adminClient(cluster);
-  await waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
+  const env = await benchEnvironment(nodes, {
+    latencyMs: 50,
+    actionMs: 1_000,
+    denoArgs: [`--inspect=127.0.0.1:${inspectPort}`],
+  });
+  const { client, ccm } = env;
   const session = await inspectorSession(inspectPort);
   await session.send("Profiler.enable");
   await session.send("Profiler.setSamplingInterval", { interval: 200 });
@@ -158,10 +131,6 @@ if (import.meta.main) {
   for (const [name, ms] of times.filter(([k]) => !k.startsWith("(idle)")).slice(0, 25)) {
     console.log(`${ms.toFixed(0).padStart(7)}  ${name}`);
   }
-  ccm.child.kill("SIGTERM");
-  await ccm.status;
-  client.transport.close();
-  await sim.stop();
-  await cluster.stop();
+  await env.close();
   Deno.exit(0);
 }

@@ -1,0 +1,77 @@
+/**
+ * The benchmark's environment: a fresh cluster, the simulator (with `servers` attached to network
+ * k8s) and the CCM as its own process, with its peak RSS sampled every second.
+ *
+ * @module
+ */
+import { TestCluster } from "../tests/kube_cluster.ts";
+import { adminClient } from "../tests/ccm_harness.ts";
+import { spawnCcm } from "../tests/ccm_process.ts";
+import { DEFAULT_SIM_TOKEN, Simulator } from "../providers/hcloud_sim/simulator.ts";
+import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { waitFor } from "./bench_util.ts";
+
+/** Starts everything and waits until the CCM is ready; `close()` stops it and returns the 429s sent. */
+export async function benchEnvironment(
+  servers: number,
+  options: { latencyMs: number; actionMs: number; denoArgs?: string[] },
+) {
+  const cluster = await TestCluster.start();
+  const sim = new Simulator({ actionDurationMs: options.actionMs, latencyMs: options.latencyMs, quiet: true })
+    .start();
+  applySeed(sim, {
+    networks: [{
+      name: "k8s",
+      ip_range: "10.0.0.0/8",
+      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+    }],
+    servers: Array.from(
+      { length: servers },
+      (_, i) => ({
+        name: `node-${i}`,
+        server_type: "cpx21",
+        location: "fsn1",
+        private_net: [{ network: "k8s" }],
+      }),
+    ),
+  });
+  const ccm = spawnCcm([
+    `--kubeconfig=${cluster.kubeconfigPath}`,
+    "--leader-elect=false",
+    "--cluster-cidr=10.244.0.0/16",
+    "--log-level=warning",
+  ], {
+    HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+    HCLOUD_ENDPOINT: sim.endpoint,
+    HCLOUD_NETWORK: "k8s",
+    HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+    // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
+    HCLOUD_NETWORK_ROUTES_ENABLED: "false",
+  }, { denoArgs: options.denoArgs });
+  const client = await adminClient(cluster);
+  let peakRss = 0;
+  const sampler = setInterval(async () => {
+    const text = await ccm.get("/metrics").then((r) => r.text, () => "");
+    const rss = Number(text.match(/^process_resident_memory_bytes (\S+)/m)?.[1] ?? 0);
+    peakRss = Math.max(peakRss, rss);
+  }, 1_000);
+  await waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
+  return {
+    cluster,
+    sim,
+    client,
+    ccm,
+    peakRssMb: () => Math.round(peakRss / 1e5) / 10,
+    cpuSeconds: async () =>
+      Number((await ccm.get("/metrics")).text.match(/^process_cpu_seconds_total (\S+)/m)?.[1] ?? 0),
+    async close(): Promise<number> {
+      clearInterval(sampler);
+      ccm.child.kill("SIGTERM");
+      await ccm.status;
+      client.transport.close();
+      await sim.stop();
+      await cluster.stop();
+      return sim.rateLimited;
+    },
+  };
+}
