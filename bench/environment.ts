@@ -61,7 +61,8 @@ export async function benchEnvironment(
     sim,
     client,
     ccm,
-    peakRssMb: () => Math.round(peakRss / 1e5) / 10,
+    /** The OS's peak RSS (VmHWM) of the CCM, or the highest sampled RSS where there is none. */
+    peakRssMb: () => Math.round(Math.max(peakRss, ccm.peakRssBytes() ?? 0) / 1e5) / 10,
     cpuSeconds: async () =>
       Number((await ccm.get("/metrics")).text.match(/^process_cpu_seconds_total (\S+)/m)?.[1] ?? 0),
     async close(): Promise<number> {

@@ -32,7 +32,9 @@ const FALSE_VALUES = new Set(["0", "f", "F", "false", "FALSE", "False"]);
 const NODE_SYNC_PERIOD_MS = 100_000;
 const SWEEP = "sweep";
 const ORPHAN_SWEEP_DELAY_MS = 75_000;
-const ORPHAN_SWEEP_PERIOD_MS = 600_000;
+// Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
+// cleanup finds them; the hourly one is a backstop.
+const ORPHAN_SWEEP_PERIOD_MS = 3_600_000;
 
 /** Builds the controller, or says why it cannot run. */
 export function serviceController(ctx: ControllerContext): Controller | { disabled: string } {

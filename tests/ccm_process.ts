@@ -21,6 +21,8 @@ export interface CcmProcess {
   output(): string;
   status: Promise<Deno.CommandStatus>;
   get(path: string): Promise<{ status: number; text: string }>;
+  /** The OS's peak RSS of the process so far (Linux `VmHWM`), in bytes; undefined once it exited. */
+  peakRssBytes(): number | undefined;
 }
 
 /**
@@ -67,6 +69,14 @@ export function spawnCcm(
     port,
     output: () => text,
     status,
+    peakRssBytes() {
+      try {
+        const kb = Deno.readTextFileSync(`/proc/${child.pid}/status`).match(/^VmHWM:\s+(\d+) kB/m)?.[1];
+        return kb ? Number(kb) * 1024 : undefined;
+      } catch {
+        return undefined;
+      }
+    },
     async get(path) {
       const res = await fetch(`http://127.0.0.1:${port}${path}`);
       return { status: res.status, text: await res.text() };

@@ -63,7 +63,7 @@ export interface FaultScenarioResult {
   failedActions: number;
   /** Load balancers the simulator created and deleted during the run. */
   loadBalancersCreated: number;
-  /** Peak RSS of any CCM process (MB) and CPU seconds of all of them together. */
+  /** Peak RSS (the OS's VmHWM) of any CCM process in MB, and CPU seconds of all of them together. */
   rssMbPeak: number;
   cpuSeconds: number;
   /** The last CCM process's output (for failure messages). */
@@ -130,7 +130,10 @@ export async function runFaultScenario(
   const sampler = setInterval(async () => {
     const current = ccm;
     const text = await current.get("/metrics").then((r) => r.text, () => "");
-    const rss = Number(text.match(/^process_resident_memory_bytes (\S+)/m)?.[1] ?? 0);
+    const rss = Math.max(
+      Number(text.match(/^process_resident_memory_bytes (\S+)/m)?.[1] ?? 0),
+      current.peakRssBytes() ?? 0,
+    );
     const cpu = Number(text.match(/^process_cpu_seconds_total (\S+)/m)?.[1] ?? 0);
     const last = usage.get(current) ?? { rss: 0, cpu: 0 };
     usage.set(current, { rss: Math.max(last.rss, rss), cpu: Math.max(last.cpu, cpu) });
@@ -177,6 +180,8 @@ export async function runFaultScenario(
       while (running) {
         await sleep(min + Math.random() * (max - min));
         if (!running) break;
+        const last = usage.get(ccm) ?? { rss: 0, cpu: 0 };
+        usage.set(ccm, { ...last, rss: Math.max(last.rss, ccm.peakRssBytes() ?? 0) });
         ccm.child.kill("SIGKILL");
         await ccm.status;
         ccm = spawnCcm(args, env);

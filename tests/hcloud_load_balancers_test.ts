@@ -259,3 +259,35 @@ Deno.test("hcloud LBs: environment defaults apply while annotations are absent; 
     await t.finish();
   }
 });
+
+Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is gone, on every page", async () => {
+  const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
+  try {
+    lbs.setClusterId!("cluster-a");
+    const services = Array.from({ length: 23 }, () => svc({}));
+    for (const s of services) await lbs.ensureLoadBalancer("k", s, nodes);
+    // Old enough to be swept (a younger one may still be getting its Service's finalizer).
+    for (const lb of t.sim.world.loadBalancers.values()) {
+      lb.created = new Date(Date.now() - 120_000).toISOString();
+    }
+    const gone = [services[2], services[21], services[22]]; // the last two are on the third page of 10
+    lbOf(services[22]).protection.delete = true;
+    const foreign = lbOf(services[5]);
+    foreign.labels["deno-ccm/cluster-id"] = "cluster-b";
+    const live = new Set(services.filter((s) => !gone.includes(s)).map((s) => s.metadata!.uid!));
+    live.delete(services[5].metadata!.uid!); // its Service is gone too, but it is another cluster's
+
+    const deleted = await lbs.sweepOrphans!("cluster-a", live);
+
+    assertEquals(deleted, 2);
+    const left = new Set(
+      [...t.sim.world.loadBalancers.values()].map((lb) => lb.labels["hcloud-ccm/service-uid"]),
+    );
+    assertEquals([left.has(gone[0].metadata!.uid!), left.has(gone[1].metadata!.uid!)], [false, false]);
+    assert(left.has(gone[2].metadata!.uid!), "a delete-protected load balancer is kept");
+    assert(left.has(services[5].metadata!.uid!), "another cluster's load balancer is kept");
+    assertEquals(t.sim.world.loadBalancers.size, 21);
+  } finally {
+    await t.finish();
+  }
+});
