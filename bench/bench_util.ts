@@ -18,8 +18,8 @@ export async function createNodes(client: KubeClient, count: number, offset: num
   for (let i = 0; i < names.length; i += 50) {
     await Promise.all(
       names.slice(i, i + 50).map(async (n) => {
-        await registerNode(client, n);
-        await client.patch(NODES, n, "strategic", { status: kubeletStatus() }, { subresource: "status" });
+        // As a kubelet: the Node, then one status report (two writes).
+        await registerNode(client, n, { status: kubeletStatus() });
       }),
     );
   }

@@ -132,17 +132,20 @@ class NodeController implements Controller {
       );
       throw err;
     }
+    // The status write answers with the Node as it is now: the metadata patch builds on that
+    // version, so it does not conflict with our own write (and still with anyone else's).
+    let current = node;
     if (addresses && !sameAddresses(addresses, node.status?.addresses)) {
-      await this.#ctx.client.patch(NODES, name, "merge", { status: { addresses } }, {
+      current = await this.#ctx.client.patch(NODES, name, "merge", { status: { addresses } }, {
         subresource: "status",
       });
     }
     try {
       await this.#ctx.client.patch(NODES, name, "merge", {
-        metadata: { labels: initLabels(node, meta), resourceVersion: node.metadata?.resourceVersion },
+        metadata: { labels: initLabels(current, meta), resourceVersion: current.metadata?.resourceVersion },
         spec: {
-          providerID: node.spec?.providerID || meta.providerID,
-          taints: withoutTaint(node, UNINITIALIZED_TAINT),
+          providerID: current.spec?.providerID || meta.providerID,
+          taints: withoutTaint(current, UNINITIALIZED_TAINT),
         },
       });
     } catch (err) {

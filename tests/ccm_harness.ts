@@ -78,8 +78,14 @@ export async function adminClient(cluster: TestCluster): Promise<KubeClient> {
 export async function registerNode(
   client: KubeClient,
   name: string,
-  options: { nodeIp?: string; providerID?: string; labels?: Record<string, string>; podCIDRs?: string[] } =
-    {},
+  options: {
+    nodeIp?: string;
+    providerID?: string;
+    labels?: Record<string, string>;
+    podCIDRs?: string[];
+    /** More of the status the kubelet reports along with its Hostname address. */
+    status?: Record<string, unknown>;
+  } = {},
 ): Promise<Node> {
   await client.create(NODES, {
     apiVersion: "v1",
@@ -97,7 +103,7 @@ export async function registerNode(
     },
   });
   return await client.patch(NODES, name, "merge", {
-    status: { addresses: [{ type: "Hostname", address: name }] },
+    status: { ...options.status, addresses: [{ type: "Hostname", address: name }] },
   }, {
     subresource: "status",
   });
