@@ -34,7 +34,7 @@ export async function findKubeAssets(): Promise<KubeAssets> {
   const version = goMod.match(/^require k8s\.io\/kubernetes (\S+)/m)?.[1] ?? "unknown";
   const env = Deno.env.toObject();
   const cacheRoot = env.DENO_CCM_CACHE ?? `${env.XDG_CACHE_HOME ?? `${env.HOME}/.cache`}/deno-ccm`;
-  const dir = env.KUBEBUILDER_ASSETS ?? `${cacheRoot}/kube-${version}`;
+  const dir = env.KUBEBUILDER_ASSETS || `${cacheRoot}/kube-${version}`; // empty counts as unset
   const pick = async (candidates: (string | undefined)[]) => {
     for (const c of candidates) if (c && await isExecutable(c)) return c;
     return undefined;
