@@ -5,7 +5,7 @@
  */
 import type { KubeClient } from "../kube/client.ts";
 import { registerNode } from "../tests/ccm_harness.ts";
-import { NODES } from "../kube/resources.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
 
 /**
  * Registers `count` Ready Nodes `node-<offset..>` like kubelets, 50 at a time, with a status of a
@@ -14,15 +14,30 @@ import { NODES } from "../kube/resources.ts";
  */
 export async function createNodes(client: KubeClient, count: number, offset: number): Promise<void> {
   const names = Array.from({ length: count }, (_, i) => `node-${offset + i}`);
-  // Healthy kubelets: registered, then Ready (the lifecycle controller leaves Ready nodes alone).
+  // As a kubelet: the Node, then one Ready status report (the lifecycle controller leaves it alone).
   for (let i = 0; i < names.length; i += 50) {
     await Promise.all(
-      names.slice(i, i + 50).map(async (n) => {
-        // As a kubelet: the Node, then one status report (two writes).
-        await registerNode(client, n, { status: kubeletStatus() });
-      }),
+      names.slice(i, i + 50).map((n) => registerNode(client, n, { status: kubeletStatus() })),
     );
   }
+}
+
+/** Creates `count` LoadBalancer Services `svc-<i>` in `default`, all at once. */
+export async function createServices(client: KubeClient, count: number): Promise<void> {
+  await Promise.all(Array.from({ length: count }, (_, i) =>
+    client.create(SERVICES, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: `svc-${i}`, namespace: "default" },
+      spec: { type: "LoadBalancer", selector: { app: `a${i}` }, ports: [{ name: "http", port: 80 }] },
+    })));
+}
+
+/** How many Services in `default` have a load-balancer ingress. */
+export async function ingressCount(client: KubeClient): Promise<number> {
+  return (await client.list(SERVICES, { namespace: "default" })).items.filter((s) =>
+    (s.status?.loadBalancer?.ingress ?? []).length
+  ).length;
 }
 
 /** The status a kubelet reports: Ready, capacity, node info and its images. */

@@ -9,9 +9,9 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { NODES, SERVICES } from "../kube/resources.ts";
+import { NODES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
-import { createNodes, waitFor } from "./bench_util.ts";
+import { createNodes, createServices, ingressCount, waitFor } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
 
 /** The parts of a `Profiler.stop` result this tool reads. */
@@ -99,21 +99,8 @@ if (import.meta.main) {
     300_000,
     500,
   );
-  await Promise.all(Array.from({ length: serviceCount }, (_, i) =>
-    client.create(SERVICES, {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: `svc-${i}`, namespace: "default" },
-      spec: { type: "LoadBalancer", selector: { app: `a${i}` }, ports: [{ name: "http", port: 80 }] },
-    })));
-  await waitFor(
-    async () =>
-      (await client.list(SERVICES, { namespace: "default" })).items.filter((s) =>
-        s.status?.loadBalancer?.ingress?.length
-      ).length === serviceCount,
-    600_000,
-    500,
-  );
+  await createServices(client, serviceCount);
+  await waitFor(async () => (await ingressCount(client)) === serviceCount, 600_000, 500);
   const { profile } = await session.send<{ profile: CpuProfile }>("Profiler.stop");
   const wall = (Date.now() - started) / 1000;
   session.close();

@@ -6,52 +6,52 @@
  * @module
  */
 import { TestCluster } from "../tests/kube_cluster.ts";
-import { runFaultScenario } from "../tests/fault_scenario.ts";
+import { type FaultScenarioOptions, runFaultScenario } from "../tests/fault_scenario.ts";
 import { Simulator } from "../providers/hcloud_sim/simulator.ts";
 import type { ScenarioResult } from "./report.ts";
 
-/** Runs the scenario; `rateLimited` counts the 429s the CCM provoked itself (not injected ones). */
-export async function faultsScenario(
-  latencyMs: number,
-  actionMs: number,
-): Promise<{ result: ScenarioResult; rateLimited: number }> {
+/** The sizes and fault pattern of the benchmark's variant. */
+const OPTIONS: FaultScenarioOptions = {
+  serviceCycles: 400,
+  serviceBatch: 20,
+  // Long enough for most load balancers to be created before their Service goes.
+  serviceStepMaxMs: 8_000,
+  keptServices: 20,
+  baseNodes: 40,
+  nodeChanges: 200,
+  nodeChangeGapMs: 1_000,
+  killEveryMs: [10_000, 25_000],
+  apiserverRestartsAtMs: [30_000, 120_000],
+  convergeWithinMs: 120_000,
+};
+
+/**
+ * Runs the scenario. Its 429s are injected, so `rate_limited_responses` counts only those for a
+ * budget the CCM itself exhausted.
+ */
+export async function faultsScenario(latencyMs: number, actionMs: number): Promise<ScenarioResult> {
   const cluster = await TestCluster.start();
   const sim = new Simulator({ actionDurationMs: actionMs, latencyMs, quiet: true }).start();
   try {
-    const r = await runFaultScenario(cluster, sim, {
-      serviceCycles: 400,
-      serviceBatch: 20,
-      // Long enough for most load balancers to be created before their Service goes.
-      serviceStepMaxMs: 8_000,
-      keptServices: 20,
-      baseNodes: 40,
-      nodeChanges: 200,
-      nodeChangeGapMs: 1_000,
-      killEveryMs: [10_000, 25_000],
-      apiserverRestartsAtMs: [30_000, 120_000],
-      convergeWithinMs: 120_000,
-    });
+    const r = await runFaultScenario(cluster, sim, OPTIONS);
     return {
-      // Injected bursts aside, a 429 here means the CCM overran the hourly budget.
-      rateLimited: sim.budgetExceeded,
-      result: {
-        seconds_total: r.convergedSeconds,
-        fault_seconds: Math.round(r.faultSeconds),
-        requests: r.requests,
-        rss_mb_peak: r.rssMbPeak,
-        cpu_seconds: r.cpuSeconds,
-        service_cycles: 400,
-        node_changes: 200,
-        kills: r.kills,
-        apiserver_restarts: r.apiserverRestarts,
-        apiserver_down_seconds: r.apiserverDownSeconds,
-        injected_5xx: r.injected5xx,
-        injected_429: r.injected429,
-        latency_spikes: r.latencySpikes,
-        failed_actions: r.failedActions,
-        load_balancers_created: r.loadBalancersCreated,
-        problems: r.problems,
-      },
+      seconds_total: r.convergedSeconds,
+      fault_seconds: Math.round(r.faultSeconds),
+      requests: r.requests,
+      rss_mb_peak: r.rssMbPeak,
+      cpu_seconds: r.cpuSeconds,
+      rate_limited_responses: sim.budgetExceeded,
+      service_cycles: OPTIONS.serviceCycles,
+      node_changes: OPTIONS.nodeChanges,
+      kills: r.kills,
+      apiserver_restarts: r.apiserverRestarts,
+      apiserver_down_seconds: r.apiserverDownSeconds,
+      injected_5xx: r.injected5xx,
+      injected_429: r.injected429,
+      latency_spikes: r.latencySpikes,
+      failed_actions: r.failedActions,
+      load_balancers_created: r.loadBalancersCreated,
+      problems: r.problems,
     };
   } finally {
     await sim.stop();

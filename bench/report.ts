@@ -14,6 +14,8 @@ export interface ScenarioResult {
   requests_per_hour?: number;
   rss_mb_peak: number;
   cpu_seconds: number;
+  /** 429s the CCM earned (injected ones not counted). */
+  rate_limited_responses: number;
   series?: [number, number][];
   [extra: string]: unknown;
 }
@@ -27,12 +29,11 @@ const TARGETS: Record<string, string> = {
   faults: "converged ≤ 120 s after the faults stop, no leak, no live Node deleted",
 };
 
-/** Writes the three files next to this module. */
+/** Writes the three files next to this module and returns report.json's content. */
 export async function writeReport(
   results: Record<string, ScenarioResult>,
-  rateLimited: number,
   params: { latencyMs: number; actionMs: number },
-): Promise<void> {
+): Promise<Record<string, unknown>> {
   // Scenarios not run this time keep their last figures (and chart series).
   const previous = await Deno.readTextFile(`${OUT}report.json`).then(JSON.parse, () => ({}));
   const previousSeries = await Deno.readTextFile(`${OUT}series.json`).then(JSON.parse, () => ({}));
@@ -45,19 +46,13 @@ export async function writeReport(
     `${OUT}series.json`,
     JSON.stringify(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.series ?? []]))) + "\n",
   );
-  const json = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { ...v, series: undefined }]));
-  await Deno.writeTextFile(
-    `${OUT}report.json`,
-    JSON.stringify(
-      {
-        ...json,
-        rate_limited_responses: rateLimited,
-        parameters: { api_latency_ms: params.latencyMs, action_ms: params.actionMs },
-      },
-      null,
-      2,
-    ) + "\n",
-  );
+  const rateLimited = Object.values(results).reduce((sum, r) => sum + (r.rate_limited_responses ?? 0), 0);
+  const report = {
+    ...Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { ...v, series: undefined }])),
+    rate_limited_responses: rateLimited,
+    parameters: { api_latency_ms: params.latencyMs, action_ms: params.actionMs },
+  };
+  await Deno.writeTextFile(`${OUT}report.json`, JSON.stringify(report, null, 2) + "\n");
   const rows = Object.entries(results).map(([name, r]) =>
     `| ${name} | ${r.seconds_total ?? "-"} | ${r.seconds_p99 ?? "-"} | ${r.requests} | ${
       r.requests_per_hour ?? "-"
@@ -80,6 +75,7 @@ export async function writeReport(
     ].join("\n"),
   );
   await Deno.writeTextFile(`${OUT}convergence.svg`, chart(results));
+  return report;
 }
 
 function chart(results: Record<string, ScenarioResult>): string {

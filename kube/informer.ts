@@ -253,6 +253,8 @@ export class Informer<T> {
   }
 }
 
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
 /** Node status fields no controller reads (kubelets report them; images alone are ~10 kB a Node). */
 const UNREAD_NODE_STATUS = [
   "images",
@@ -283,8 +285,6 @@ function trim<T>(object: T): T {
   if (o.status) { for (const field of UNREAD_NODE_STATUS) delete o.status[field]; }
   return object;
 }
-
-const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
 function rv(object: unknown): string | undefined {
   return (object as Meta).metadata?.resourceVersion;

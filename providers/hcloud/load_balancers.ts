@@ -144,7 +144,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     let deleted = 0;
     for (const lb of all) {
       if (!lb.uid || liveServiceUids.has(lb.uid) || lb.protected) continue;
-      if (!(Date.now() - lb.created >= ORPHAN_MIN_AGE_MS)) continue;
+      if (!(Date.now() - lb.created >= ORPHAN_MIN_AGE_MS)) continue; // young, or no valid `created`
       try {
         await this.#client.call(
           "delete orphaned load balancer",
