@@ -1,0 +1,145 @@
+/**
+ * `deno task conformance [DIR]`: runs every golden case in DIR (default
+ * `../shared/hccm-golden/cases`) against our CCM and compares each phase with the recorded outcome.
+ * Prints one line per case and a summary; exits 1 when a difference is not listed in
+ * `differences.ts`.
+ *
+ * Options: `--only a,b` (cases by name), `--parallel N` (cases at once, default 3), `--json FILE`
+ * (results), `--logs DIR` (each CCM's output), `--quiet-ms N` (shorter convergence window, for
+ * development only: the README's 10 s is the default).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { type Case, expectedOf, loadCases } from "./case_file.ts";
+import { comparePhases, type Difference } from "./compare.ts";
+import { LISTED_DIFFERENCES, listedFor } from "./differences.ts";
+import { README_CONVERGENCE } from "./convergence.ts";
+import { type CaseRun, runCase } from "./run_case.ts";
+import { quietLogs } from "../tests/helpers.ts";
+
+/** One case's verdict. */
+export interface CaseResult {
+  name: string;
+  source: "hccm" | "ours";
+  seconds: number;
+  converged: boolean;
+  ccmExit?: number;
+  differences: (Difference & { listed?: string })[];
+  error?: string;
+}
+
+const DEFAULT_DIR = new URL("../../shared/hccm-golden/cases", import.meta.url).pathname;
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    allowPositionals: true,
+    options: {
+      only: { type: "string" },
+      parallel: { type: "string", default: "3" },
+      json: { type: "string" },
+      logs: { type: "string" },
+      "quiet-ms": { type: "string" },
+    },
+  });
+  quietLogs();
+  const dirs = positionals.length ? positionals : [DEFAULT_DIR];
+  const only = values.only ? values.only.split(",") : [];
+  const cases: Case[] = [];
+  for (const dir of dirs) cases.push(...await loadCases(dir, only));
+  if (cases.length === 0) {
+    console.error(`no cases in ${dirs.join(", ")}`);
+    return 1;
+  }
+  const convergence = values["quiet-ms"]
+    ? { ...README_CONVERGENCE, quietMs: Number(values["quiet-ms"]) }
+    : README_CONVERGENCE;
+  if (values.logs) await Deno.mkdir(values.logs, { recursive: true });
+  const started = Date.now();
+  const results: CaseResult[] = [];
+  const queue = [...cases];
+  const worker = async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      const result = await judge(c, convergence, values.logs);
+      results.push(result);
+      console.log(line(result));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Number(values.parallel)) }, worker));
+  results.sort((a, b) => a.name.localeCompare(b.name));
+  const summary = summarize(results, (Date.now() - started) / 1000);
+  console.log(summary.text);
+  if (values.json) await Deno.writeTextFile(values.json, JSON.stringify({ results, summary: summary.counts }, null, 2));
+  return summary.counts.unlisted > 0 || summary.counts.errors > 0 ? 1 : 0;
+}
+
+async function judge(c: Case, convergence: typeof README_CONVERGENCE, logs?: string): Promise<CaseResult> {
+  const expected = expectedOf(c);
+  let run: CaseRun;
+  try {
+    run = await runCase(c, convergence);
+  } catch (err) {
+    return {
+      name: c.name,
+      source: expected.source,
+      seconds: 0,
+      converged: false,
+      differences: [],
+      error: (err as Error).stack ?? String(err),
+    };
+  }
+  if (logs) await Deno.writeTextFile(`${logs}/${c.name}.log`, run.ccmOutput);
+  const differences = comparePhases(expected.phases, run.phases).map((d) => ({ ...d, listed: listedFor(c, d)?.id }));
+  return {
+    name: c.name,
+    source: expected.source,
+    seconds: run.seconds,
+    converged: run.phases.every((p) => p.converged),
+    ccmExit: run.ccmExit,
+    differences,
+  };
+}
+
+function line(r: CaseResult): string {
+  const tag = r.source === "ours" ? " (ours)" : "";
+  if (r.error) return `ERROR     ${r.name}${tag}: ${r.error.split("\n")[0]}`;
+  const unlisted = r.differences.filter((d) => !d.listed);
+  const listed = r.differences.length - unlisted.length;
+  const exit = r.ccmExit !== undefined ? `, CCM exited with ${r.ccmExit}` : "";
+  const time = `${r.seconds.toFixed(0)} s`;
+  if (r.differences.length === 0) return `IDENTICAL ${r.name}${tag} (${time}${exit})`;
+  const status = unlisted.length ? "DIFFERS  " : "LISTED   ";
+  const conv = r.converged ? "" : ", not converged";
+  const detail = unlisted.map((d) =>
+    `\n    ${d.phase} ${d.path}: expected ${JSON.stringify(d.expected)}, got ${JSON.stringify(d.actual)}`
+  ).join("");
+  const ids = [...new Set(r.differences.filter((d) => d.listed).map((d) => d.listed))].join(", ");
+  return `${status} ${r.name}${tag} (${time}${exit}${conv}): ${unlisted.length} unlisted, ${listed} listed` +
+    (ids ? ` [${ids}]` : "") + detail;
+}
+
+function summarize(results: CaseResult[], seconds: number) {
+  const counts = {
+    cases: results.length,
+    identical: results.filter((r) => !r.error && r.differences.length === 0).length,
+    differing: results.filter((r) => r.differences.length > 0).length,
+    only_listed: results.filter((r) => r.differences.length > 0 && r.differences.every((d) => d.listed)).length,
+    not_converged: results.filter((r) => !r.error && !r.converged).length,
+    errors: results.filter((r) => r.error).length,
+    unlisted: results.reduce((n, r) => n + r.differences.filter((d) => !d.listed).length, 0),
+    seconds: Math.round(seconds),
+  };
+  const used = new Set(results.flatMap((r) => r.differences.map((d) => d.listed)));
+  const open = LISTED_DIFFERENCES.filter((l) => l.kind === "open" && used.has(l.id)).map((l) => l.id);
+  const text = [
+    "",
+    `conformance: ${counts.cases} cases, ${counts.identical} identical, ${counts.differing} differing ` +
+    `(${counts.only_listed} only in listed ways), ${counts.not_converged} not converged, ${counts.errors} errors; ` +
+    `${counts.unlisted} unlisted differences; ${counts.seconds} s`,
+    ...(open.length ? [`known open differences seen: ${open.join(", ")}`] : []),
+  ].join("\n");
+  return { counts, text };
+}
+
+if (import.meta.main) Deno.exit(await main());
