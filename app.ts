@@ -98,6 +98,33 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     })
     : undefined;
 
+  // The official CCM's metrics port: a port someone else holds is logged, not fatal (as there).
+  let metricsServer: Deno.HttpServer<Deno.NetAddr> | undefined;
+  const extra = options.provider.metricsAddress;
+  if (extra) {
+    try {
+      metricsServer = serveStatus({
+        hostname: extra.hostname,
+        port: extra.port,
+        registry,
+        signal: serverStop.signal,
+        health: [],
+        ready: [],
+        onListen: (addr) =>
+          log.info("serving /metrics on {host}:{port} (HCLOUD_METRICS_ADDRESS)", {
+            host: addr.hostname,
+            port: addr.port,
+          }),
+      });
+    } catch (err) {
+      log.error("cannot serve /metrics on {host}:{port} (HCLOUD_METRICS_ADDRESS): {error}", {
+        host: extra.hostname,
+        port: extra.port,
+        error: (err as Error).message,
+      });
+    }
+  }
+
   // Events get their own client-side bucket (as upstream's event broadcaster): they must never
   // queue ahead of the writes that initialize Nodes.
   const eventTransport = new HttpTransport(options.connection, {
@@ -152,6 +179,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     await flushRecorders().catch(() => {});
     serverStop.abort();
     await server?.finished;
+    await metricsServer?.finished;
     options.provider.close?.();
     transport.close();
     eventTransport.close();

@@ -25,7 +25,7 @@ const STOP_DEADLINE_MS = 4_500;
 
 /** Runs the CCM with `args` and `env`; resolves to the exit code. */
 export async function main(args: string[], env: Record<string, string | undefined>): Promise<number> {
-  const { flags, errors } = parseFlags(args);
+  const { flags, errors, ignored } = parseFlags(args);
   if (flags.help) {
     console.log(helpText());
     return 0;
@@ -64,6 +64,11 @@ export async function main(args: string[], env: Record<string, string | undefine
     Deno.unrefTimer(timer);
   };
   for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, onSignal(sig));
+  if (ignored.length) {
+    log.info("accepted without effect (upstream cloud-controller-manager flags): {flags}", {
+      flags: ignored.join(" "),
+    });
+  }
   log.info("starting deno-ccm with provider {provider}; controllers: {controllers}", {
     provider: flags.cloudProvider,
     controllers: [...controllers.enabled].join(", "),

@@ -7,6 +7,7 @@
 import { formatDuration, parseDuration } from "./duration.ts";
 import { parseCidr, parseIp } from "../lib/cidr.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../lib/log.ts";
+import { UPSTREAM_FLAG_NAMES, upstreamFlag } from "./upstream_flags.ts";
 
 type FlagType = "string" | "bool" | "int" | "float" | "duration" | "list";
 
@@ -254,10 +255,12 @@ export interface Flags {
 const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** Parses `argv`. Accepts `--flag=value`, `--flag value`, `-flag` and bare `--bool`. */
-export function parseFlags(argv: string[]): { flags: Flags; errors: string[] } {
+export function parseFlags(argv: string[]): { flags: Flags; errors: string[]; ignored: string[] } {
   const values: Record<string, unknown> = {};
   for (const spec of FLAGS) values[camel(spec.name)] = spec.default;
   const errors: string[] = [];
+  /** Upstream flags accepted without effect, as given (for one info line). */
+  const ignored: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const m = arg.match(/^--?([a-z0-9][a-z0-9-]*)(?:=(.*))?$/s);
@@ -269,7 +272,18 @@ export function parseFlags(argv: string[]): { flags: Flags; errors: string[] } {
     const spec = FLAGS.find((f) => f.name === name) ??
       (name === "h" ? FLAGS.find((f) => f.name === "help") : undefined);
     if (!spec) {
-      errors.push(`unknown flag --${name}`);
+      const upstream = upstreamFlag(name);
+      if (!upstream) {
+        errors.push(`unknown flag --${name}`);
+        continue;
+      }
+      if (upstream === "valued" && inline === undefined) {
+        if (i + 1 >= argv.length) {
+          errors.push(`--${name} needs a value`);
+          continue;
+        }
+        ignored.push(`--${name}=${argv[++i]}`);
+      } else ignored.push(arg);
       continue;
     }
     let text = inline;
@@ -287,7 +301,7 @@ export function parseFlags(argv: string[]): { flags: Flags; errors: string[] } {
   }
   const flags = values as unknown as Flags;
   errors.push(...validate(flags));
-  return { flags, errors };
+  return { flags, errors, ignored };
 }
 
 function convert(spec: FlagSpec, text: string): unknown {
@@ -378,7 +392,20 @@ export function helpText(): string {
   }
   lines.push(
     "",
+    "Accepted without effect, for manifests written for the official CCM (logged once at startup):",
+    ...wrap(UPSTREAM_FLAG_NAMES.map((n) => `--${n}`), 100).map((l) => `  ${l}`),
+    "",
     "Cloud settings come from the official Hetzner CCM's environment variables (HCLOUD_TOKEN, ...).",
   );
   return lines.join("\n");
+}
+
+function wrap(words: string[], width: number): string[] {
+  const lines: string[] = [];
+  for (const w of words) {
+    if (lines.length && lines[lines.length - 1].length + w.length + 1 <= width) {
+      lines[lines.length - 1] += ` ${w}`;
+    } else lines.push(w);
+  }
+  return lines;
 }

@@ -125,3 +125,24 @@ Deno.test("controllers: names, aliases, star and disabling", () => {
   ]);
   assertEquals(resolveControllers(["bogus"]).errors.length, 1);
 });
+
+Deno.test("flags: the official CCM's upstream flags are accepted and reported as ignored; others are errors", () => {
+  const { flags, errors, ignored } = parseFlags([
+    "--v=2",
+    "--authentication-skip-lookup",
+    "--concurrent-node-status-updates",
+    "3",
+    "--cluster-name=prod",
+    "--vmodule=foo=3",
+  ]);
+  assertEquals(errors, []);
+  assertEquals(flags.clusterName, "prod");
+  assertEquals(ignored, [
+    "--v=2",
+    "--authentication-skip-lookup",
+    "--concurrent-node-status-updates=3",
+    "--vmodule=foo=3",
+  ]);
+  assertEquals(parseFlags(["--no-such-flag=1"]).errors, ["unknown flag --no-such-flag"]);
+  assertEquals(parseFlags(["--master"]).errors, ["--master needs a value"]);
+});

@@ -48,7 +48,10 @@ export class CaseEnvironment {
     const cluster = await TestCluster.start();
     try {
       const sim = new Simulator({ quiet: true, actionDurationMs: 200 }).start();
-      const client = new KubeClient(new HttpTransport(await cluster.adminConnection(), { qps: 0 }), "conformance");
+      const client = new KubeClient(
+        new HttpTransport(await cluster.adminConnection(), { qps: 0 }),
+        "conformance",
+      );
       const env = new CaseEnvironment(testCase, cluster, sim, client);
       env.#httpServer = Deno.serve(
         { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -82,7 +85,9 @@ export class CaseEnvironment {
     try {
       body = JSON.parse(text);
     } catch {
-      return await this.sim.handle(new Request(req.url, { method: req.method, headers: req.headers, body: text }));
+      return await this.sim.handle(
+        new Request(req.url, { method: req.method, headers: req.headers, body: text }),
+      );
     }
     if (typeof body.load_balancer_type === "number") {
       body.load_balancer_type = LOAD_BALANCER_TYPES.find((t) => t.id === body.load_balancer_type)?.name ??
@@ -161,7 +166,11 @@ export class CaseEnvironment {
       note(out);
       const created = out.load_balancer as { id: number };
       if (lb.protection_delete) {
-        note(await this.call("POST", `/v1/load_balancers/${created.id}/actions/change_protection`, { delete: true }));
+        note(
+          await this.call("POST", `/v1/load_balancers/${created.id}/actions/change_protection`, {
+            delete: true,
+          }),
+        );
       }
     }
     await this.#waitForActions(actions);
@@ -266,10 +275,13 @@ export class CaseEnvironment {
   /** Applies one step. */
   async applyStep(step: Step): Promise<void> {
     const serviceName = typeof step.service === "string" ? step.service : step.service?.name;
-    const nodeOf = (fallback: string) => typeof step.node === "string" ? step.node : step.node?.name ?? fallback;
+    const nodeOf = (fallback: string) =>
+      typeof step.node === "string" ? step.node : step.node?.name ?? fallback;
     switch (step.action) {
       case "annotate_service":
-        await this.#patchService(serviceName!, { metadata: { annotations: this.#substitute(step.annotations) } });
+        await this.#patchService(serviceName!, {
+          metadata: { annotations: this.#substitute(step.annotations) },
+        });
         return;
       case "patch_service":
         await this.#patchService(serviceName!, this.#substitute(step.patch!));
@@ -277,7 +289,9 @@ export class CaseEnvironment {
       case "set_ports": {
         const current = await this.client.get<Service>(SERVICES, serviceName!, { namespace: "default" });
         const ports = servicePorts(step.ports!).map((p) => {
-          const old = current.spec?.ports?.find((o) => o.port === p.port && (o.protocol ?? "TCP") === p.protocol);
+          const old = current.spec?.ports?.find((o) =>
+            o.port === p.port && (o.protocol ?? "TCP") === p.protocol
+          );
           return old?.nodePort ? { ...p, nodePort: old.nodePort } : p;
         });
         await this.client.update<Service>(SERVICES, { ...current, spec: { ...current.spec, ports } });
@@ -305,7 +319,9 @@ export class CaseEnvironment {
         const seed = step.server as ServerSeed;
         await this.call("POST", "/_sim/servers", seed);
         this.rememberServers();
-        const node: NodeSpec = typeof step.node === "string" ? { name: step.node } : step.node ?? { name: seed.name };
+        const node: NodeSpec = typeof step.node === "string"
+          ? { name: step.node }
+          : step.node ?? { name: seed.name };
         await this.registerNode(node, step.index ?? this.testCase.nodes.length);
         return;
       }

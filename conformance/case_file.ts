@@ -98,7 +98,12 @@ export interface Case {
       routes?: { destination: string; gateway: string }[];
     }[];
     servers?: ServerSeed[];
-    certificates?: { name: string; type?: string; domain_names?: string[]; labels?: Record<string, string> }[];
+    certificates?: {
+      name: string;
+      type?: string;
+      domain_names?: string[];
+      labels?: Record<string, string>;
+    }[];
     load_balancers?: LoadBalancerSeed[];
   };
   nodes: NodeSpec[];
@@ -145,7 +150,9 @@ export function substitute<T>(value: T, certs: Map<string, number>, uids: Map<st
   const one = (s: string) =>
     s.replace(/\$\{(cert|uid):([^}]+)\}/g, (whole, kind: string, name: string) => {
       const found = kind === "cert" ? certs.get(name) : uids.get(name);
-      if (found === undefined) throw new Error(`${whole}: no such ${kind === "cert" ? "certificate" : "Service"}`);
+      if (found === undefined) {
+        throw new Error(`${whole}: no such ${kind === "cert" ? "certificate" : "Service"}`);
+      }
       return String(found);
     });
   const walk = (v: unknown): unknown =>

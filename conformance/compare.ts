@@ -16,8 +16,13 @@ export interface Difference {
   actual: unknown;
 }
 
-/** Warning events that come from timing, not configuration (README "Comparing"). */
+/**
+ * Warning events that come from timing, not configuration (README "Comparing"), plus one the fresh
+ * kube-apiserver itself sometimes records about `default/kubernetes` while it starts (no CCM
+ * involved).
+ */
 const TIMING_WARNINGS: { kind: string; reason: RegExp; message: RegExp }[] = [
+  { kind: "Service", reason: /^ClusterIPNotAllocated$/, message: /./ },
   { kind: "Node", reason: /^FailedToCreateRoute$/, message: /not part of routes target addresses/i },
   { kind: "Node", reason: /^UnknownProviderIDPrefix$/, message: /./ },
   {
@@ -30,7 +35,12 @@ const TIMING_WARNINGS: { kind: string; reason: RegExp; message: RegExp }[] = [
 /** Compares phase lists; the result is empty when they are the same. */
 export function comparePhases(
   expected: Phase[],
-  actual: { phase: string; converged: boolean; state: PhaseState; warningMessages: Record<string, string[]> }[],
+  actual: {
+    phase: string;
+    converged: boolean;
+    state: PhaseState;
+    warningMessages: Record<string, string[]>;
+  }[],
 ): Difference[] {
   const out: Difference[] = [];
   const n = Math.max(expected.length, actual.length);
@@ -58,17 +68,29 @@ export function comparePhases(
 
 type Push = (path: string, expected: unknown, actual: unknown) => void;
 
-function compareNamed(what: string, expected: Record<string, unknown>[], actual: Record<string, unknown>[], push: Push) {
+function compareNamed(
+  what: string,
+  expected: Record<string, unknown>[],
+  actual: Record<string, unknown>[],
+  push: Push,
+) {
   diff(what, byKey(expected, (o) => String(o.name)), byKey(actual, (o) => String(o.name)), push, 6);
 }
 
-function compareLoadBalancers(expected: Record<string, unknown>[], actual: Record<string, unknown>[], push: Push) {
+function compareLoadBalancers(
+  expected: Record<string, unknown>[],
+  actual: Record<string, unknown>[],
+  push: Push,
+) {
   const prepare = (lb: Record<string, unknown>): Record<string, unknown> => {
     const { targets, services, ...rest } = lb;
     return {
       ...rest,
       services: byKey(services as Record<string, unknown>[], (s) => String(s.listen_port)),
-      private_ip_by_server: privateIpByServer(targets as Record<string, unknown>[], lb.target_servers as string[]),
+      private_ip_by_server: privateIpByServer(
+        targets as Record<string, unknown>[],
+        lb.target_servers as string[],
+      ),
       targets,
     };
   };
@@ -85,7 +107,9 @@ function compareLoadBalancers(expected: Record<string, unknown>[], actual: Recor
     const { targets: ty, ...restY } = y;
     diff(`load_balancers[${name}]`, restX, restY, push, 6);
     // The target type may differ (README): only server targets on both sides compare as they are.
-    if (allServerTargets(tx) && allServerTargets(ty)) diff(`load_balancers[${name}].targets`, tx, ty, push, 0);
+    if (allServerTargets(tx) && allServerTargets(ty)) {
+      diff(`load_balancers[${name}].targets`, tx, ty, push, 0);
+    }
   }
 }
 
@@ -100,7 +124,7 @@ function privateIpByServer(targets: Record<string, unknown>[], servers: string[]
     if (t.type === "server") out[String(t.server)] = Boolean(t.use_private_ip);
   }
   const selector = (targets ?? []).find((t) => t.type === "label_selector");
-  if (selector) for (const s of servers ?? []) out[s] ??= Boolean(selector.use_private_ip);
+  if (selector) { for (const s of servers ?? []) out[s] ??= Boolean(selector.use_private_ip); }
   return Object.fromEntries(Object.entries(out).sort(([p], [q]) => p < q ? -1 : 1));
 }
 

@@ -69,7 +69,8 @@ async function kubeFingerprint(env: CaseEnvironment): Promise<string> {
   ]);
   return lists.map((l) =>
     l.items.map((o) => {
-      const m = (o as { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }).metadata;
+      const m =
+        (o as { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }).metadata;
       return `${m?.namespace}/${m?.name}@${m?.resourceVersion}`;
     }).sort().join(",")
   ).join("|");

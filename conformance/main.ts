@@ -70,7 +70,9 @@ async function main(): Promise<number> {
   results.sort((a, b) => a.name.localeCompare(b.name));
   const summary = summarize(results, (Date.now() - started) / 1000);
   console.log(summary.text);
-  if (values.json) await Deno.writeTextFile(values.json, JSON.stringify({ results, summary: summary.counts }, null, 2));
+  if (values.json) {
+    await Deno.writeTextFile(values.json, JSON.stringify({ results, summary: summary.counts }, null, 2));
+  }
   return summary.counts.unlisted > 0 || summary.counts.errors > 0 ? 1 : 0;
 }
 
@@ -90,7 +92,10 @@ async function judge(c: Case, convergence: typeof README_CONVERGENCE, logs?: str
     };
   }
   if (logs) await Deno.writeTextFile(`${logs}/${c.name}.log`, run.ccmOutput);
-  const differences = comparePhases(expected.phases, run.phases).map((d) => ({ ...d, listed: listedFor(c, d)?.id }));
+  const differences = comparePhases(expected.phases, run.phases).map((d) => ({
+    ...d,
+    listed: listedFor(c, d)?.id,
+  }));
   return {
     name: c.name,
     source: expected.source,
@@ -124,7 +129,8 @@ function summarize(results: CaseResult[], seconds: number) {
     cases: results.length,
     identical: results.filter((r) => !r.error && r.differences.length === 0).length,
     differing: results.filter((r) => r.differences.length > 0).length,
-    only_listed: results.filter((r) => r.differences.length > 0 && r.differences.every((d) => d.listed)).length,
+    only_listed:
+      results.filter((r) => r.differences.length > 0 && r.differences.every((d) => d.listed)).length,
     not_converged: results.filter((r) => !r.error && !r.converged).length,
     errors: results.filter((r) => r.error).length,
     unlisted: results.reduce((n, r) => n + r.differences.filter((d) => !d.listed).length, 0),

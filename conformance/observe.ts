@@ -12,8 +12,12 @@ import type { LoadBalancer } from "../providers/hcloud_sim/world.ts";
 import type { PhaseState } from "./case_file.ts";
 import type { CaseEnvironment } from "./case_environment.ts";
 
-const NODE_LABEL = /^(node\.kubernetes\.io\/instance-type|beta\.kubernetes\.io\/instance-type|topology\.kubernetes\.io\/.*|failure-domain\.beta\.kubernetes\.io\/.*|instance\.hetzner\.cloud\/.*)$/;
-const TAINTS = new Set(["node.cloudprovider.kubernetes.io/uninitialized", "node.cloudprovider.kubernetes.io/shutdown"]);
+const NODE_LABEL =
+  /^(node\.kubernetes\.io\/instance-type|beta\.kubernetes\.io\/instance-type|topology\.kubernetes\.io\/.*|failure-domain\.beta\.kubernetes\.io\/.*|instance\.hetzner\.cloud\/.*)$/;
+const TAINTS = new Set([
+  "node.cloudprovider.kubernetes.io/uninitialized",
+  "node.cloudprovider.kubernetes.io/shutdown",
+]);
 const CLEANUP_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 const DEFAULT_RDNS = /^static\.[\d.]+\.clients\.your-server\.de$/;
 
@@ -118,7 +122,8 @@ export async function observe(env: CaseEnvironment, norm: Normalizer): Promise<O
       name: n.metadata!.name!,
       providerID: (n.spec?.providerID ?? "").replace(
         /^hcloud:\/\/(\d+)$/,
-        (whole, id) => env.seen.servers.has(Number(id)) ? `hcloud://<server:${serverName(Number(id))}>` : whole,
+        (whole, id) =>
+          env.seen.servers.has(Number(id)) ? `hcloud://<server:${serverName(Number(id))}>` : whole,
       ),
       labels: Object.fromEntries(
         Object.entries(n.metadata?.labels ?? {}).filter(([k]) => NODE_LABEL.test(k)).sort(([a], [b]) =>
@@ -253,7 +258,11 @@ function loadBalancerState(
       t.type === "server"
         ? { type: "server", server: serverName(t.server!.id), use_private_ip: t.use_private_ip ?? false }
         : t.type === "label_selector"
-        ? { type: "label_selector", selector: t.label_selector!.selector, use_private_ip: t.use_private_ip ?? false }
+        ? {
+          type: "label_selector",
+          selector: t.label_selector!.selector,
+          use_private_ip: t.use_private_ip ?? false,
+        }
         : { type: t.type, ip: t.ip?.ip ?? null }
     ),
     target_servers: targetServerIds(world, lb).map(serverName).sort(),

@@ -56,7 +56,9 @@ export async function runCase(
       const observation = await observe(env, norm);
       const audit = env.sim.audit.filter((e) => e.time >= startedAt);
       const errors: Record<string, number> = {};
-      for (const e of audit) if (e.status >= 400) errors[`${e.status} ${e.route}`] = (errors[`${e.status} ${e.route}`] ?? 0) + 1;
+      for (const e of audit) {
+        if (e.status >= 400) errors[`${e.status} ${e.route}`] = (errors[`${e.status} ${e.route}`] ?? 0) + 1;
+      }
       phases.push({
         phase,
         converged: end.converged,

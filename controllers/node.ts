@@ -23,7 +23,7 @@ import { NODES } from "../kube/resources.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { Instances } from "../providers/provider.ts";
-import { TerminalError } from "../providers/errors.ts";
+import { TerminalError, warningsOf } from "../providers/errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
@@ -100,8 +100,10 @@ class NodeController implements Controller {
         this.#recorder.event(NODES, node, "Warning", "UnsupportedNode", err.message);
         return;
       }
+      this.#warn(node, warningsOf(err));
       throw err;
     }
+    this.#warn(node, meta?.warnings ?? []);
     if (!meta) {
       const ips = node.metadata?.annotations?.["alpha.kubernetes.io/provided-node-ip"];
       const message = node.spec?.providerID
@@ -163,6 +165,10 @@ class NodeController implements Controller {
     });
   }
 
+  #warn(node: Node, warnings: { reason: string; message: string }[]): void {
+    for (const w of warnings) this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
+  }
+
   /** Every period: fresh addresses for all initialized Nodes, resolved together (one server list). */
   async #refreshLoop(signal: AbortSignal): Promise<void> {
     const period = this.#ctx.flags.nodeStatusUpdateFrequency;
@@ -173,6 +179,10 @@ class NodeController implements Controller {
       const results = await Promise.allSettled(nodes.map((n) => this.#instances.instanceMetadata(n)));
       for (const [i, result] of results.entries()) {
         const node = nodes[i];
+        this.#warn(
+          node,
+          result.status === "rejected" ? warningsOf(result.reason) : result.value?.warnings ?? [],
+        );
         if (result.status === "rejected" || !result.value) continue;
         try {
           const addresses = nodeAddresses(node, result.value.nodeAddresses);

@@ -17,7 +17,7 @@ import { KubeApiError } from "../kube/errors.ts";
 import { NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
-import { TerminalError } from "../providers/errors.ts";
+import { TerminalError, warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 
@@ -199,6 +199,7 @@ class ServiceController implements Controller {
     try {
       result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes);
     } catch (err) {
+      this.#warn(svc, warningsOf(err));
       this.#recorder.event(
         SERVICES,
         svc,
@@ -298,8 +299,13 @@ class ServiceController implements Controller {
     }
   }
 
+  /** Records warnings on the Service, or on the Node they name (where the official CCM puts them). */
   #warn(svc: Service, warnings: ProviderWarning[] | undefined): void {
-    for (const w of warnings ?? []) this.#recorder.event(SERVICES, svc, "Warning", w.reason, w.message);
+    for (const w of warnings ?? []) {
+      const node = w.node ? this.#ctx.informers.for(NODES).get(w.node) : undefined;
+      if (node) this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
+      else this.#recorder.event(SERVICES, svc, "Warning", w.reason, w.message);
+    }
   }
 
   /** Adds or removes our finalizer through `services/status` (all the RBAC a CCM needs on Services). */

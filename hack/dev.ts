@@ -71,6 +71,7 @@ try {
     HCLOUD_ENDPOINT: sim.endpoint,
     HCLOUD_NETWORK: "k8s",
     HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+    HCLOUD_METRICS_ADDRESS: "127.0.0.1:8233",
   });
   Deno.exitCode = code;
 } finally {

@@ -60,3 +60,19 @@ export class TerminalError extends Error {
     this.name = "TerminalError";
   }
 }
+
+const attached = new WeakMap<Error, { reason: string; message: string }[]>();
+
+/**
+ * Warnings that belong with a failed call (e.g. "type unconfigured" found before an annotation
+ * error): the controller records them along with the failure.
+ */
+export function attachWarnings(err: unknown, warnings: { reason: string; message: string }[]): void {
+  if (!(err instanceof Error) || warnings.length === 0) return;
+  attached.set(err, [...attached.get(err) ?? [], ...warnings]);
+}
+
+/** The warnings attached to `err` by {@link attachWarnings}. */
+export function warningsOf(err: unknown): { reason: string; message: string }[] {
+  return err instanceof Error ? attached.get(err) ?? [] : [];
+}

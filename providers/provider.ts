@@ -23,6 +23,8 @@ export interface InstanceMetadata {
   instanceType: string;
   /** `status.addresses`, in the provider's order. */
   nodeAddresses: NodeAddress[];
+  /** Problems worth a Warning event on the Node (the Node is still initialized). */
+  warnings?: ProviderWarning[];
   /** `topology.kubernetes.io/zone` (and the beta twin); omitted when empty. */
   zone?: string;
   /** `topology.kubernetes.io/region` (and the beta twin); omitted when empty. */
@@ -58,6 +60,8 @@ export interface LoadBalancerStatus {
 export interface ProviderWarning {
   reason: string;
   message: string;
+  /** The Node the warning is about (recorded on that Node, where the official CCM puts it). */
+  node?: string;
 }
 
 /** What ensure/update return: the status (ensure only) and warnings to record as events. */
@@ -127,6 +131,11 @@ export interface CloudProvider {
   readonly instances?: Instances;
   readonly loadBalancers?: LoadBalancers;
   readonly routes?: Routes;
+  /**
+   * A further address where `/metrics` is expected (the official Hetzner CCM's `HCLOUD_METRICS_ADDRESS`,
+   * `:8233`), served next to `--secure-port`.
+   */
+  readonly metricsAddress?: { hostname: string; port: number };
   /** Runs once before the controllers start (e.g. checks credentials). Errors are retried. */
   initialize?(signal: AbortSignal): Promise<void>;
   /** Releases timers and connections. */

@@ -28,10 +28,11 @@ export async function createProvider(
   const routesWanted = enabled.has("node-route-controller") && flags.configureCloudRoutes &&
     !!config.network &&
     config.networkRoutesEnabled;
+  // As the official CCM: a network without a cluster CIDR serves InternalIPs only, routes are off.
   if (routesWanted && !flags.clusterCidr) {
-    errors.push(
-      "--cluster-cidr is required when routes are enabled (HCLOUD_NETWORK is set); set it, or disable routes with " +
-        "HCLOUD_NETWORK_ROUTES_ENABLED=false, --configure-cloud-routes=false or --controllers=*,-route",
+    warnings.push(
+      "routes are off: HCLOUD_NETWORK is set but --cluster-cidr is not (the network only provides InternalIPs); " +
+        "set --cluster-cidr to route pod CIDRs through it",
     );
   }
   if (errors.length) return { errors };

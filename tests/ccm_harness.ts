@@ -43,6 +43,7 @@ export async function startCcm(
   const provider = await createProvider(flags, controllers.enabled, {
     HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
     HCLOUD_ENDPOINT: sim.endpoint,
+    HCLOUD_METRICS_ADDRESS: "127.0.0.1:0",
     ...env,
   }, registry);
   const problems = [...errors, ...controllers.errors, ...provider.errors];

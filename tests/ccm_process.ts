@@ -48,7 +48,13 @@ export function spawnCcm(
       "--bind-address=127.0.0.1",
       ...args,
     ],
-    env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "/tmp", ...env },
+    // The official CCM's metrics port (:8233 on every interface) would collide between test processes.
+    env: {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? "/tmp",
+      HCLOUD_METRICS_ADDRESS: "127.0.0.1:0",
+      ...env,
+    },
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",

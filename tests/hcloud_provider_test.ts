@@ -70,8 +70,8 @@ Deno.test("hcloud client: reads are retried on 429/5xx, writes only on 429; an H
     assertEquals(data.locations.length, 6);
     assertEquals(t.sim.count(/^GET \/locations$/), 3);
     const counter = registry.counter("hcloud_api_requests_total", "");
-    assertEquals(counter.get({ endpoint: "/locations", method: "GET", code: "503" }), 2);
-    assertEquals(counter.get({ endpoint: "/locations", method: "GET", code: "200" }), 1);
+    assertEquals(counter.get({ api_endpoint: "/locations", method: "get", code: "503" }), 2);
+    assertEquals(counter.get({ api_endpoint: "/locations", method: "get", code: "200" }), 1);
 
     t.sim.faults.rules = [{ match: "^POST /networks$", status: 503, code: "unavailable", count: 1 }];
     const write = await assertRejects(

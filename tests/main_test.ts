@@ -47,7 +47,6 @@ Deno.test("main: every configuration error is reported at once, exit code 2, sec
         'HCLOUD_INSTANCES_ADDRESS_FAMILY: "ipv5"',
         "HCLOUD_LOAD_BALANCERS_LOCATION and HCLOUD_LOAD_BALANCERS_NETWORK_ZONE are mutually exclusive",
         'HCLOUD_SERVER_CACHE_MAX_AGE: "soon"',
-        "--cluster-cidr is required when routes are enabled",
       ]
     ) assert(out.includes(expected), `missing "${expected}" in:\n${out}`);
     assert(!out.includes(canary), "the token must never be printed");
@@ -64,14 +63,25 @@ Deno.test({
     const cluster = await TestCluster.start();
     const t = await startTestSim();
     applySeed(t.sim, DEMO_SEED);
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const metricsPort = (listener.addr as Deno.NetAddr).port;
+    listener.close();
     try {
       const p = spawnCcm(
         [
           `--kubeconfig=${cluster.kubeconfigPath}`,
           "--cluster-cidr=10.244.0.0/16",
           "--leader-elect-resource-name=ccm-test",
+          // Upstream flags from official-CCM manifests: accepted, named once, without effect.
+          "--v=2",
+          "--authentication-skip-lookup",
         ],
-        { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: t.sim.endpoint, HCLOUD_NETWORK: "k8s" },
+        {
+          HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+          HCLOUD_ENDPOINT: t.sim.endpoint,
+          HCLOUD_NETWORK: "k8s",
+          HCLOUD_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+        },
       );
       await eventually(
         async () => (await p.get("/readyz").catch(() => ({ status: 0 }))).status === 200,
@@ -81,9 +91,18 @@ Deno.test({
       assertEquals((await p.get("/other")).status, 404);
       const metrics = (await p.get("/metrics")).text;
       assertMatch(metrics, /^kube_api_requests_total\{code="200",verb="get"\} \d+/m);
+      // hcloud-go's names and labels, as the official CCM exports them.
       assertMatch(
         metrics,
-        /^hcloud_api_requests_total\{code="200",endpoint="\/locations",method="GET"\} 1$/m,
+        /^hcloud_api_requests_total\{api_endpoint="\/locations",code="200",method="get"\} 1$/m,
+      );
+      assertMatch(metrics, /^hcloud_api_in_flight_requests 0$/m);
+      // ... and on HCLOUD_METRICS_ADDRESS, where the official CCM's PodMonitor scrapes.
+      const official = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      assertMatch(await official.text(), /^hcloud_api_requests_total\{api_endpoint="\/locations"/m);
+      assertMatch(
+        p.output(),
+        /accepted without effect \(upstream cloud-controller-manager flags\): --v=2 --authentication-skip-lookup/,
       );
       assertMatch(metrics, /^leader_election_master_status\{name="ccm-test"\} 1$/m);
       assertMatch(metrics, /^process_resident_memory_bytes \d+/m);

@@ -111,6 +111,7 @@ Deno.test({
           KUBERNETES_SERVICE_PORT: String(cluster.apiserverPort),
           HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
           HCLOUD_ENDPOINT: s.sim.endpoint,
+          HCLOUD_METRICS_ADDRESS: "127.0.0.1:0",
           ...SCENARIO_ENV,
           DENO_DIR: "/tmp/deno",
           HOME: "/tmp",

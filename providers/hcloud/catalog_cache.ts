@@ -10,7 +10,10 @@ import type { HcloudClient } from "./client.ts";
 export interface Catalog {
   locations: Set<string>;
   zones: Set<string>;
-  loadBalancerTypes: Map<string, { deprecated: boolean }>;
+  loadBalancerTypes: Map<
+    string,
+    { name: string; deprecated: boolean; max_targets?: number; max_services?: number }
+  >;
 }
 
 /** See the module doc. */
@@ -37,7 +40,9 @@ export class CatalogCache {
         "locations",
         (page) => api.GET("/locations", { params: { query: { page, per_page: 50 } } }),
       ),
-      this.client.listAll<{ name: string; deprecated?: string | null }>(
+      this.client.listAll<
+        { name: string; deprecated?: string | null; max_targets?: number; max_services?: number }
+      >(
         "list load balancer types",
         "load_balancer_types",
         (page) => api.GET("/load_balancer_types", { params: { query: { page, per_page: 50 } } }),
@@ -46,7 +51,12 @@ export class CatalogCache {
     return {
       locations: new Set(locations.map((l) => l.name)),
       zones: new Set(locations.map((l) => l.network_zone)),
-      loadBalancerTypes: new Map(types.map((t) => [t.name, { deprecated: !!t.deprecated }])),
+      loadBalancerTypes: new Map(types.map((t) => [t.name, {
+        name: t.name,
+        deprecated: !!t.deprecated,
+        max_targets: t.max_targets,
+        max_services: t.max_services,
+      }])),
     };
   }
 }

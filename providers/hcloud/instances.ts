@@ -11,6 +11,7 @@ import type { HcloudClient } from "./client.ts";
 import type { AddressFamily } from "./config.ts";
 import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "./server_cache.ts";
 import type { ServerInfo } from "./shapes.ts";
+import { applyExternalIpv6 } from "./external_ipv6.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const INIT_MAX_AGE_MS = 300_000;
@@ -112,14 +113,22 @@ export class HcloudInstances implements Instances {
     }
     const server = await this.#find(node);
     if (!server) return undefined;
+    const derived = server.ipv6Net ? ipv6HostOne(server.ipv6Net) : undefined;
+    const { addresses, warnings } = applyExternalIpv6(
+      node,
+      this.addressesOf(server),
+      this.#options.addressFamily,
+      derived,
+    );
     return {
+      warnings,
       providerID: `hcloud://${server.id}`,
       instanceType: server.serverType,
       region: server.location,
       zone: this.#options.zoneLabelEnabled
         ? LEGACY_DATACENTER[server.location] ?? server.location
         : undefined,
-      nodeAddresses: this.addressesOf(server),
+      nodeAddresses: addresses,
       additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
     };
   }

@@ -51,8 +51,9 @@ export interface LoadBalancerSpec {
   certificates: string[];
   managedCertificateName?: string;
   managedCertificateDomains: string[];
-  redirectHttp: boolean;
-  stickySessions: boolean;
+  /** Sent only when annotated (the official CCM's rule): values set elsewhere are left alone. */
+  redirectHttp?: boolean;
+  stickySessions?: boolean;
   healthCheck: HealthCheckSpec;
   ipv4Rdns?: string;
   ipv6Rdns?: string;
@@ -94,6 +95,7 @@ const ANNOTATIONS = [
   "health-check-http-path",
   "health-check-http-validate-certificate",
   "health-check-http-status-codes",
+  "http-status-codes",
   "ipv4-rdns",
   "ipv6-rdns",
   "protection-delete",
@@ -184,10 +186,14 @@ export function parseLoadBalancerSpec(
       fail("node-selector", selector, `is not a label selector: ${(err as Error).message}`);
     }
   }
-  const statusCodes = list("health-check-http-status-codes");
+  // The official CCM's name is `http-status-codes`; ours was `health-check-http-status-codes`: both are read.
+  const statusCodesName = `${PREFIX}http-status-codes` in (service.metadata?.annotations ?? {})
+    ? "http-status-codes"
+    : "health-check-http-status-codes";
+  const statusCodes = list(statusCodesName);
   for (const code of statusCodes) {
     if (!/^[1-5][0-9?]{2}$/.test(code)) {
-      fail("health-check-http-status-codes", code, 'is not a status code like "200" or "2??"');
+      fail(statusCodesName, code, 'is not a status code like "200" or "2??"');
     }
   }
   const certificateType = oneOf("certificate-type", ["uploaded", "managed"] as const, "uploaded")!;
@@ -221,8 +227,8 @@ export function parseLoadBalancerSpec(
     certificates: list("http-certificates"),
     managedCertificateName: raw("http-managed-certificate-name"),
     managedCertificateDomains: managedDomains,
-    redirectHttp: bool("http-redirect-http") ?? false,
-    stickySessions: bool("http-sticky-sessions") ?? false,
+    redirectHttp: bool("http-redirect-http"),
+    stickySessions: bool("http-sticky-sessions"),
     healthCheck: {
       protocol: oneOf("health-check-protocol", ["tcp", "http", "https"] as const),
       port: int("health-check-port", 1, 65535),

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import type { LoadBalancerIngress } from "../provider.ts";
+import type { LoadBalancerIngress, ProviderWarning } from "../provider.ts";
 import type { Schemas } from "./client.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { parseProviderId } from "./instances.ts";
@@ -30,17 +30,14 @@ export interface DesiredService {
     cookie_name?: string;
     cookie_lifetime?: number;
     certificates?: number[];
-    redirect_http: boolean;
-    sticky_sessions: boolean;
+    redirect_http?: boolean;
+    sticky_sessions?: boolean;
     timeout_idle?: number;
   };
 }
 
 /** A problem worth a Warning event but not a failure. */
-export interface LbWarning {
-  reason: string;
-  message: string;
-}
+export type LbWarning = ProviderWarning;
 
 /** The LB services for the Service's TCP ports; other protocols produce a warning. */
 export function desiredServices(
@@ -63,11 +60,15 @@ export function desiredServices(
     }
     if (!port.nodePort) continue; // allocateLoadBalancerNodePorts=false: nothing to target
     const hc = spec.healthCheck;
-    // externalTrafficPolicy Local: ask kube-proxy's health endpoint, so only nodes with endpoints get traffic.
-    const hcProtocol = hc.protocol ?? (local ? "http" : "tcp");
+    // As the official CCM: with any health-check setting but the protocol, the check speaks the
+    // service's protocol; with none, TCP. externalTrafficPolicy Local without settings asks
+    // kube-proxy's health endpoint, so only nodes with endpoints get traffic.
+    const configured = Object.entries(hc).some(([k, v]) => k !== "protocol" && v !== undefined);
+    const hcLocal = local && !configured && hc.protocol === undefined;
+    const hcProtocol = hc.protocol ?? (hcLocal ? "http" : configured ? spec.protocol : "tcp");
     const health: DesiredService["health_check"] = {
       protocol: hcProtocol === "tcp" ? "tcp" : "http",
-      port: hc.port ?? (local ? service.spec!.healthCheckNodePort! : port.nodePort),
+      port: hc.port ?? (hcLocal ? service.spec!.healthCheckNodePort! : port.nodePort),
     };
     if (hc.intervalSeconds !== undefined) health.interval = hc.intervalSeconds;
     if (hc.timeoutSeconds !== undefined) health.timeout = hc.timeoutSeconds;
@@ -75,7 +76,7 @@ export function desiredServices(
     if (health.protocol === "http") {
       health.http = {
         domain: hc.httpDomain ?? null,
-        path: hc.httpPath ?? (local ? "/healthz" : "/"),
+        path: hc.httpPath ?? (hcLocal ? "/healthz" : "/"),
         tls: hc.httpValidateCertificate ?? hcProtocol === "https",
       };
       if (hc.httpStatusCodes) health.http.status_codes = hc.httpStatusCodes;
@@ -88,7 +89,10 @@ export function desiredServices(
       health_check: health,
     };
     if (spec.protocol !== "tcp") {
-      desired.http = { redirect_http: spec.redirectHttp, sticky_sessions: spec.stickySessions };
+      const http: NonNullable<DesiredService["http"]> = {};
+      desired.http = http;
+      if (spec.redirectHttp !== undefined) http.redirect_http = spec.redirectHttp;
+      if (spec.stickySessions !== undefined) http.sticky_sessions = spec.stickySessions;
       if (spec.cookieName !== undefined) desired.http.cookie_name = spec.cookieName;
       if (spec.cookieLifetimeSeconds !== undefined) desired.http.cookie_lifetime = spec.cookieLifetimeSeconds;
       if (spec.idleTimeoutSeconds !== undefined) desired.http.timeout_idle = spec.idleTimeoutSeconds;
@@ -153,7 +157,8 @@ export function desiredServerIds(
       warnings.push({
         reason: "UnknownProviderIDPrefix",
         message:
-          `node ${node.metadata?.name}: provider ID ${node.spec?.providerID} is not a Hetzner Cloud server`,
+          `provider ID ${node.spec?.providerID} is not a Hetzner Cloud server: not a load balancer target`,
+        node: node.metadata?.name,
       });
     }
   }

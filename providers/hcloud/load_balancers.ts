@@ -8,7 +8,7 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, LoadBalancers, LoadBalancerStatus, ProviderWarning } from "../provider.ts";
-import { CloudApiError, TerminalError } from "../errors.ts";
+import { attachWarnings, CloudApiError, TerminalError } from "../errors.ts";
 import type { HcloudClient, Schemas } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import type { LoadBalancerDefaults } from "./config.ts";
@@ -22,6 +22,7 @@ import {
 } from "./lb_desired.ts";
 import { LbCertificates } from "./lb_certificates.ts";
 import { CatalogCache } from "./catalog_cache.ts";
+import { parseProviderId } from "./instances.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 
 type LB = Schemas["load_balancer"];
@@ -87,34 +88,51 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   async ensureLoadBalancer(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
+    // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails.
+    const unconfigured: ProviderWarning[] =
+      service.metadata?.annotations?.["load-balancer.hetzner.cloud/type"] || this.#defaults.type ? [] : [{
+        reason: "LoadBalancerTypeUnconfigured",
+        message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
+          'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
+          '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
+      }];
+    try {
+      const result = await this.#ensure(cluster, service, nodes);
+      return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
+    } catch (err) {
+      attachWarnings(err, unconfigured);
+      throw err;
+    }
+  }
+
+  async #ensure(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
     const spec = this.#spec(service);
+    // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
+    const identity = spec.nodeSelector ? undefined : this.#clusterId;
+    const selector = identity ? this.#labeler.selector(identity) : undefined;
+    // Taken before any await, so this node set can never overwrite a newer one (see ServerLabeler).
+    const labeled = identity ? this.#labeler.sync(identity, nodes) : undefined;
+    labeled?.catch(() => {}); // awaited below; a failure before then must not go unhandled
     const warnings: ProviderWarning[] = [];
     await this.#checkCatalog(spec, warnings);
     const certificateIds = spec.protocol === "https" ? await this.#certificates.resolve(service, spec) : [];
     const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificateIds);
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
     warnings.push(...serviceWarnings, ...targetWarnings);
-    const selector = spec.nodeSelector ? undefined : this.#labeler.selector(cluster);
-    if (selector) await this.#labeler.sync(cluster, nodes);
+    await labeled;
     let lb = await this.#findByUid(service) ??
       await this.#findByName(this.getLoadBalancerName(cluster, service));
     if (!lb) {
-      if (!spec.type) {
-        warnings.push({
-          reason: "LoadBalancerTypeUnconfigured",
-          message:
-            "no load balancer type set (annotation load-balancer.hetzner.cloud/type or HCLOUD_LOAD_BALANCERS_TYPE); using lb11",
-        });
-      }
       lb = await this.#create(cluster, service, spec, services, ids, selector);
     }
     let changed = await this.#reconcileAttributes(lb, service, spec);
     if (changed) lb = await this.#get(lb.id);
+    if (selector) warnTooManyTargets(ids.length, lb.load_balancer_type, warnings);
     changed = (await this.#reconcileServices(lb, services)) || changed;
     changed =
       (await (selector
         ? this.#reconcileLabelTarget(lb, selector, spec)
-        : this.#reconcileTargets(lb, ids, spec, warnings))) ||
+        : this.#reconcileTargets(lb, ids, spec, warnings, nodes))) ||
       changed;
     if (changed) lb = await this.#get(lb.id);
     return { ingress: ingressOf(lb, spec), warnings };
@@ -159,8 +177,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   /** Labels the eligible servers once for every label-selector load balancer. */
-  async syncNodes(cluster: string, nodes: Node[]): Promise<void> {
-    await this.#labeler.sync(cluster, nodes);
+  async syncNodes(_cluster: string, nodes: Node[]): Promise<void> {
+    if (this.#clusterId) await this.#labeler.sync(this.#clusterId, nodes);
   }
 
   async updateLoadBalancer(
@@ -169,12 +187,18 @@ export class HcloudLoadBalancers implements LoadBalancers {
     nodes: Node[],
   ): Promise<{ warnings: ProviderWarning[] }> {
     const spec = this.#spec(service);
-    // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here.
-    if (!spec.nodeSelector) return { warnings: [] };
+    // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
+    // but say when the type cannot hold them all.
+    if (!spec.nodeSelector && this.#clusterId) {
+      const warnings: ProviderWarning[] = [];
+      const type = (await this.#catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
+      warnTooManyTargets(desiredServerIds(nodes, spec).ids.length, type, warnings);
+      return { warnings };
+    }
     const lb = await this.#findByUid(service) ??
       await this.#findByName(this.getLoadBalancerName(cluster, service));
     const { ids, warnings } = desiredServerIds(nodes, spec);
-    if (lb) await this.#reconcileTargets(lb, ids, spec, warnings);
+    if (lb) await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
     return { warnings };
   }
 
@@ -491,6 +515,17 @@ export class HcloudLoadBalancers implements LoadBalancers {
       t.type === "label_selector" && t.label_selector?.selector === selector &&
       (t.use_private_ip ?? false) === spec.usePrivateIp;
     let changed = false;
+    // The API holds one target per selector: a changed private-IP flag means remove, then add.
+    for (const target of lb.targets ?? []) {
+      if (target.type !== "label_selector" || target.label_selector?.selector !== selector || mine(target)) {
+        continue;
+      }
+      await this.#act(
+        "remove target",
+        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
+      );
+      changed = true;
+    }
     if (!(lb.targets ?? []).some(mine)) {
       await this.#act(
         "add target",
@@ -502,7 +537,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       changed = true;
     }
     for (const target of lb.targets ?? []) {
-      if (mine(target)) continue;
+      if (mine(target) || target.label_selector?.selector === selector) continue;
       await this.#act(
         "remove target",
         api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
@@ -518,7 +553,13 @@ export class HcloudLoadBalancers implements LoadBalancers {
     ids: number[],
     spec: LoadBalancerSpec,
     warnings: ProviderWarning[],
+    nodes: Node[],
   ): Promise<boolean> {
+    const nodeOf = (id: number) =>
+      nodes.find((n) => {
+        const p = parseProviderId(n.spec?.providerID);
+        return p.kind === "cloud" && p.id === id;
+      })?.metadata?.name;
     const api = this.#client.api;
     const path = { params: { path: { id: lb.id } } };
     const wanted = new Set(ids);
@@ -545,8 +586,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
       if (keep.size >= max) {
         warnings.push({
           reason: "MaxTargetsReached",
-          message:
-            `load balancer type ${lb.load_balancer_type?.name} allows ${max} targets; server ${id} not added`,
+          message: `load balancer ${lb.name} (type ${lb.load_balancer_type?.name}) allows ${max} targets; ` +
+            `server ${id} not added`,
+          node: nodeOf(id),
         });
         continue;
       }
@@ -562,11 +604,30 @@ export class HcloudLoadBalancers implements LoadBalancers {
         changed = true;
       } catch (err) {
         if (!(err instanceof CloudApiError && err.code === "resource_limit_exceeded")) throw err;
-        warnings.push({ reason: "MaxTargetsReached", message: `server ${id} not added: ${err.message}` });
+        warnings.push({
+          reason: "MaxTargetsReached",
+          message: `load balancer ${lb.name}: server ${id} not added: ${err.message}`,
+          node: nodeOf(id),
+        });
       }
     }
     return changed;
   }
+}
+
+/** A label selector matching more servers than the type allows: the API ignores the rest, say so. */
+function warnTooManyTargets(
+  eligible: number,
+  type: { name?: string; max_targets?: number } | undefined,
+  warnings: ProviderWarning[],
+): void {
+  const max = type?.max_targets;
+  if (max === undefined || eligible <= max) return;
+  warnings.push({
+    reason: "MaxTargetsReached",
+    message: `${eligible} eligible Nodes, but load balancer type ${type?.name} allows ${max} targets: ` +
+      `only ${max} receive traffic; choose a larger type (annotation load-balancer.hetzner.cloud/type)`,
+  });
 }
 
 /** The body that names an existing target in `remove_target`. */

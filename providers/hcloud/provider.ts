@@ -30,6 +30,8 @@ export class HcloudProvider implements CloudProvider {
   /** Present unless `HCLOUD_LOAD_BALANCERS_ENABLED=false`. */
   readonly loadBalancers?: HcloudLoadBalancers;
   readonly config: HcloudConfig;
+  /** `HCLOUD_METRICS_ADDRESS` (default `:8233`, all interfaces) unless `HCLOUD_METRICS_ENABLED=false`. */
+  readonly metricsAddress?: { hostname: string; port: number };
   /** The configured network's ID, known after {@link initialize}. */
   networkId?: number;
   readonly #instanceOptions: InstancesOptions;
@@ -42,6 +44,10 @@ export class HcloudProvider implements CloudProvider {
       userAgent,
       metrics: registry,
     });
+    if (config.metricsEnabled) {
+      const [, host, port] = config.metricsAddress.match(/^(.*):(\d{1,5})$/)!;
+      this.metricsAddress = { hostname: host.replace(/^\[(.*)\]$/, "$1") || "0.0.0.0", port: Number(port) };
+    }
     this.cache = new ServerCache(this.client, { maxAgeMs: config.serverCacheMaxAgeMs, metrics: registry });
     this.actions = new ActionWaiter(this.client);
     this.#instanceOptions = {

@@ -35,6 +35,7 @@ export class ServerCache {
   #snapshot?: ServerSnapshot;
   #inflight?: Promise<ServerSnapshot>;
   readonly #lists;
+  readonly #listeners: ((snapshot: ServerSnapshot) => void)[] = [];
 
   constructor(client: HcloudClient, options: { maxAgeMs?: number; metrics?: Registry } = {}) {
     this.#client = client;
@@ -56,6 +57,11 @@ export class ServerCache {
       if (next.at >= (freshness.notBefore ?? 0)) return next;
     }
     return await this.#refresh();
+  }
+
+  /** Calls `listener` with every new snapshot (after each full list). */
+  onSnapshot(listener: (snapshot: ServerSnapshot) => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Forgets the snapshot so the next lookup lists again. */
@@ -90,6 +96,7 @@ export class ServerCache {
         for (const p of s.privateNets) addIp(p.ip, s);
       }
       this.#snapshot = snapshot;
+      for (const listener of this.#listeners) listener(snapshot);
       return snapshot;
     })();
     this.#inflight = run;

@@ -55,9 +55,15 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
   const maxRetries = options.maxRetries ?? 5;
   const base = options.retryBaseMs ?? 1_000;
   const m = options.metrics;
+  // Named and labelled as hcloud-go's instrumentation in the official CCM, so its dashboards work:
+  // `api_endpoint` is the path template with `%d` for IDs, `method` lower case.
   const requests = m?.counter(
     "hcloud_api_requests_total",
-    "Hetzner Cloud API requests by endpoint, method and HTTP code (0 = no response).",
+    "A counter for requests to the hcloud api per endpoint (code 0 = no response).",
+  );
+  const inFlight = m?.gauge(
+    "hcloud_api_in_flight_requests",
+    "A gauge of in-flight requests to the hcloud api.",
   );
   const latency = m?.histogram(
     "hcloud_api_request_duration_seconds",
@@ -80,7 +86,8 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
   let pausedUntil = 0;
 
   state.send = async (original: Request) => {
-    const endpoint = original.headers.get(ENDPOINT_HEADER) ?? new URL(original.url).pathname;
+    const endpoint = (original.headers.get(ENDPOINT_HEADER) ?? new URL(original.url).pathname)
+      .replace(/\{[^}]+\}/g, "%d");
     const body = original.body ? await original.arrayBuffer() : undefined;
     const idempotent = original.method === "GET" || original.method === "HEAD";
     for (let attempt = 0;; attempt++) {
@@ -113,14 +120,17 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       const started = performance.now();
       let response: Response | undefined;
       let failure: unknown;
+      inFlight?.add({}, 1);
       try {
         response = await send(new Request(original.url, { method: original.method, headers, body, signal }));
       } catch (err) {
         if (original.signal.aborted) throw original.signal.reason;
         failure = err;
+      } finally {
+        inFlight?.add({}, -1);
       }
       const code = response?.status ?? 0;
-      requests?.inc({ endpoint, method: original.method, code: String(code) });
+      requests?.inc({ code: String(code), method: original.method.toLowerCase(), api_endpoint: endpoint });
       latency?.observe({ method: original.method }, (performance.now() - started) / 1000);
       if (response) {
         const limit = Number(response.headers.get("ratelimit-limit"));
