@@ -44,6 +44,8 @@ async function setup(env: Record<string, string> = {}) {
   assertEquals(errors, []);
   const provider = new HcloudProvider(config);
   await provider.initialize(AbortSignal.timeout(5_000));
+  // The service controller passes the kube-system UID; label-selector targets are keyed to it.
+  provider.loadBalancers!.setClusterId("7b0d0c3e-0000-4000-8000-000000000001");
   const servers = [1, 2].map((i) =>
     t.sim.addServer({ name: `n${i}`, location: "nbg1", labels: {}, private_net: [{ network: "k8s" }] })
   );
@@ -287,6 +289,29 @@ Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is 
     assert(left.has(gone[2].metadata!.uid!), "a delete-protected load balancer is kept");
     assert(left.has(services[5].metadata!.uid!), "another cluster's load balancer is kept");
     assertEquals(t.sim.world.loadBalancers.size, 21);
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: more eligible Nodes than the type's max_targets is a MaxTargetsReached warning naming the limit", async () => {
+  const { t, lbs, nodes } = await setup();
+  try {
+    const more: Node[] = Array.from({ length: 24 }, (_, i) => {
+      const s = t.sim.addServer({ name: `m${i}`, location: "nbg1" });
+      return { metadata: { name: `m${i}` }, spec: { providerID: `hcloud://${s.id}` } };
+    });
+    const service = svc({ [`${P}location`]: "nbg1", [`${P}type`]: "lb11" });
+    const fits = await lbs.ensureLoadBalancer("k", service, [...nodes, ...more.slice(0, 23)]);
+    assertEquals(fits.warnings?.filter((w) => w.reason === "MaxTargetsReached"), []);
+    const result = await lbs.ensureLoadBalancer("k", service, [...nodes, ...more]);
+    const warning = result.warnings?.find((w) => w.reason === "MaxTargetsReached");
+    assert(
+      warning?.message.includes("26 eligible Nodes") && warning.message.includes("allows 25"),
+      warning?.message,
+    );
+    const update = await lbs.updateLoadBalancer!("k", service, [...nodes, ...more]);
+    assertEquals(update?.warnings?.map((w) => w.reason), ["MaxTargetsReached"]);
   } finally {
     await t.finish();
   }

@@ -121,7 +121,7 @@ export class HcloudInstances implements Instances {
       derived,
     );
     return {
-      warnings,
+      ...(warnings.length ? { warnings } : {}),
       providerID: `hcloud://${server.id}`,
       instanceType: server.serverType,
       region: server.location,
