@@ -198,7 +198,11 @@ export class CaseEnvironment {
     await this.client.create<Node>(NODES, {
       apiVersion: "v1",
       kind: "Node",
-      metadata: { name: node.name, labels: { "kubernetes.io/hostname": node.name, ...node.labels } },
+      metadata: {
+        name: node.name,
+        labels: { "kubernetes.io/hostname": node.name, ...node.labels },
+        ...(node.annotations ? { annotations: node.annotations } : {}),
+      },
       spec: {
         podCIDR,
         podCIDRs: [podCIDR],

@@ -6,21 +6,25 @@
  *
  * Options: `--only a,b` (cases by name), `--parallel N` (cases at once, default 3), `--json FILE`
  * (results), `--logs DIR` (each CCM's output), `--quiet-ms N` (shorter convergence window, for
- * development only: the README's 10 s is the default).
+ * development only: the README's 10 s is the default), `--readme check|write` (the README's
+ * conformance section against this run), `--record` (write each case's observed outcome as its
+ * `expected_outcome`: for writing our own cases, whose outcomes are then reviewed by hand).
  *
  * @module
  */
 import { parseArgs } from "node:util";
-import { type Case, expectedOf, loadCases } from "./case_file.ts";
+import { type Case, casePath, expectedOf, loadCases } from "./case_file.ts";
 import { comparePhases, type Difference } from "./compare.ts";
 import { LISTED_DIFFERENCES, listedFor } from "./differences.ts";
 import { README_CONVERGENCE } from "./convergence.ts";
 import { type CaseRun, runCase } from "./run_case.ts";
 import { quietLogs } from "../tests/helpers.ts";
+import { renderSection, withSection } from "./readme_section.ts";
 
 /** One case's verdict. */
 export interface CaseResult {
   name: string;
+  category: string;
   source: "hccm" | "ours";
   seconds: number;
   converged: boolean;
@@ -41,6 +45,8 @@ async function main(): Promise<number> {
       json: { type: "string" },
       logs: { type: "string" },
       "quiet-ms": { type: "string" },
+      readme: { type: "string" },
+      record: { type: "boolean" },
     },
   });
   quietLogs();
@@ -61,7 +67,7 @@ async function main(): Promise<number> {
   const queue = [...cases];
   const worker = async () => {
     for (let c = queue.shift(); c; c = queue.shift()) {
-      const result = await judge(c, convergence, values.logs);
+      const result = await judge(c, convergence, values.logs, values.record);
       results.push(result);
       console.log(line(result));
     }
@@ -73,10 +79,31 @@ async function main(): Promise<number> {
   if (values.json) {
     await Deno.writeTextFile(values.json, JSON.stringify({ results, summary: summary.counts }, null, 2));
   }
-  return summary.counts.unlisted > 0 || summary.counts.errors > 0 ? 1 : 0;
+  const failed = summary.counts.unlisted > 0 || summary.counts.errors > 0;
+  if (values.readme && !failed) {
+    if (only.length) throw new Error("--readme needs a run of every case (no --only)");
+    const path = new URL("../README.md", import.meta.url);
+    const readme = await Deno.readTextFile(path);
+    const wanted = withSection(readme, renderSection(results));
+    if (values.readme === "write") {
+      await Deno.writeTextFile(path, wanted);
+      console.log("README.md: conformance section written");
+    } else if (wanted !== readme) {
+      console.error(
+        "README.md: the conformance section does not match this run; run `deno task conformance --readme write`",
+      );
+      return 1;
+    } else console.log("README.md: conformance section matches this run");
+  }
+  return failed ? 1 : 0;
 }
 
-async function judge(c: Case, convergence: typeof README_CONVERGENCE, logs?: string): Promise<CaseResult> {
+async function judge(
+  c: Case,
+  convergence: typeof README_CONVERGENCE,
+  logs?: string,
+  record = false,
+): Promise<CaseResult> {
   const expected = expectedOf(c);
   let run: CaseRun;
   try {
@@ -84,6 +111,7 @@ async function judge(c: Case, convergence: typeof README_CONVERGENCE, logs?: str
   } catch (err) {
     return {
       name: c.name,
+      category: c.category ?? "other",
       source: expected.source,
       seconds: 0,
       converged: false,
@@ -92,18 +120,33 @@ async function judge(c: Case, convergence: typeof README_CONVERGENCE, logs?: str
     };
   }
   if (logs) await Deno.writeTextFile(`${logs}/${c.name}.log`, run.ccmOutput);
+  if (record) await recordOutcome(c, run);
   const differences = comparePhases(expected.phases, run.phases).map((d) => ({
     ...d,
     listed: listedFor(c, d)?.id,
   }));
   return {
     name: c.name,
+    category: c.category ?? "other",
     source: expected.source,
     seconds: run.seconds,
     converged: run.phases.every((p) => p.converged),
     ccmExit: run.ccmExit,
     differences,
   };
+}
+
+/** Writes what our CCM did as the case's `expected_outcome` (our own cases only). */
+async function recordOutcome(c: Case, run: CaseRun): Promise<void> {
+  const path = casePath(c);
+  if (c.hccm_outcome || !path) throw new Error(`${c.name}: only our own cases can be recorded`);
+  const phases = run.phases.map((p) => ({
+    phase: p.phase,
+    converged: p.converged,
+    state: p.state,
+    info: { warning_messages: p.warningMessages },
+  }));
+  await Deno.writeTextFile(path, JSON.stringify({ ...c, expected_outcome: { phases } }, null, 2) + "\n");
 }
 
 function line(r: CaseResult): string {

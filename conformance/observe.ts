@@ -1,12 +1,13 @@
 /**
  * Reads a case's state (Nodes, Services, Warning events, and the simulator's load balancers,
  * certificates and routes) and normalizes it as the golden README describes, so that two CCMs'
- * runs of the same case compare field by field.
+ * runs of the same case compare field by field. Beyond the README: the kube-system namespace UID
+ * (the cluster identity in our labels) reads `<cluster-id>`.
  *
  * @module
  */
 import type { Event, Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { EVENTS, NODES, SERVICES } from "../kube/resources.ts";
+import { EVENTS, NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 import { renderLoadBalancer, targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import type { LoadBalancer } from "../providers/hcloud_sim/world.ts";
 import type { PhaseState } from "./case_file.ts";
@@ -37,6 +38,11 @@ export class Normalizer {
   readonly #nodePorts = new Map<number, string>();
   /** Substrings (UIDs, default names) → placeholders. */
   readonly #substrings = new Map<string, string>();
+
+  /** The cluster identity (kube-system namespace UID) that our labels carry. */
+  learnClusterId(uid: string): void {
+    this.#substrings.set(uid, "<cluster-id>");
+  }
 
   /** Learns the Services' UIDs and NodePorts and the load balancers' IPs. */
   learn(env: CaseEnvironment, services: Service[], lbs: LoadBalancer[]): void {
@@ -109,6 +115,7 @@ export async function observe(env: CaseEnvironment, norm: Normalizer): Promise<O
     env.client.listAll<Service>(SERVICES),
     env.client.listAll<Event>(EVENTS),
   ]);
+  norm.learnClusterId((await env.client.get(NAMESPACES, "kube-system")).metadata!.uid!);
   env.rememberServers();
   for (const s of services.items) env.seen.serviceUids.set(s.metadata!.uid!, s.metadata!.name!);
   const world = env.sim.world;
