@@ -85,6 +85,27 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       ((expected as { target_servers?: unknown[] }).target_servers ?? []).length === 0,
   },
   {
+    id: "adopt-needs-opt-in",
+    kind: "intentional",
+    summary:
+      "A same-named load balancer without an owner label (made outside Kubernetes) is not taken over " +
+      'unless the Service says `adopt-existing: "true"`; the Service gets `SyncLoadBalancerFailed` naming the ' +
+      "balancer, and the balancer is left as it is.",
+    reason:
+      "With HCCM any Service can take over any balancer by naming it, replace its services and targets and " +
+      "delete it with the Service. Balancers HCCM created carry the UID label and are found as before.",
+    cases: "cases whose Service names a seeded balancer that has no `hcloud-ccm/service-uid` label",
+    appliesTo: (c) =>
+      services(c).some((s) => {
+        const name = s.annotations?.[`${PREFIX}name`];
+        const seeded = (c.seed.load_balancers ?? []).find((lb) => lb.name === name);
+        return !!seeded && !seeded.labels?.["hcloud-ccm/service-uid"] &&
+          s.annotations?.[`${PREFIX}adopt-existing`] !== "true";
+      }),
+    path:
+      /^(load_balancers\[[^\]]+\]\.(labels\[[^\]]+\]|services\[\d+\]|target_servers|targets|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+  },
+  {
     id: "cookie-lifetime-seconds",
     kind: "intentional",
     summary:

@@ -19,7 +19,7 @@ import { LISTED_DIFFERENCES, listedFor } from "./differences.ts";
 import { README_CONVERGENCE } from "./convergence.ts";
 import { type CaseRun, runCase } from "./run_case.ts";
 import { quietLogs } from "../tests/helpers.ts";
-import { renderSection, withSection } from "./readme_section.ts";
+import { normalizeMarkdown, renderSection, withSection } from "./readme_section.ts";
 
 /** One case's verdict. */
 export interface CaseResult {
@@ -87,8 +87,9 @@ async function main(): Promise<number> {
     const wanted = withSection(readme, renderSection(results));
     if (values.readme === "write") {
       await Deno.writeTextFile(path, wanted);
+      await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path.pathname] }).output();
       console.log("README.md: conformance section written");
-    } else if (wanted !== readme) {
+    } else if (normalizeMarkdown(wanted) !== normalizeMarkdown(readme)) {
       console.error(
         "README.md: the conformance section does not match this run; run `deno task conformance --readme write`",
       );

@@ -61,8 +61,22 @@ export function renderSection(results: SectionInput[]): string {
 export function withSection(readme: string, section: string): string {
   const from = readme.indexOf(START);
   const to = readme.indexOf(END);
-  if (from < 0 || to < from) throw new Error(`README.md has no conformance section markers (${START} ... ${END})`);
+  if (from < 0 || to < from) {
+    throw new Error(`README.md has no conformance section markers (${START} ... ${END})`);
+  }
   return `${readme.slice(0, from + START.length)}\n\n${section}\n\n${readme.slice(to)}`;
+}
+
+/**
+ * Markdown compared the way `deno fmt` leaves it alone: table cells trimmed and separator rows
+ * reduced, so the formatter's column padding is no drift.
+ */
+export function normalizeMarkdown(text: string): string {
+  return text.split("\n").map((line) => {
+    if (!line.startsWith("|")) return line.trimEnd();
+    const cells = line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+    return "|" + cells.map((c) => /^:?-+:?$/.test(c) ? "---" : c).join("|") + "|";
+  }).join("\n");
 }
 
 function cell(text: string): string {

@@ -109,6 +109,9 @@ class ServiceController implements Controller {
   }
 
   async run(signal: AbortSignal): Promise<void> {
+    this.#lbs.setServiceLookup?.((uid) =>
+      this.#ctx.informers.for(SERVICES).list().some((svc) => svc.metadata?.uid === uid)
+    );
     const periodic = setInterval(() => this.#nodeQueue.add("sync"), NODE_SYNC_PERIOD_MS);
     const sweeps = setInterval(() => this.#nodeQueue.add(SWEEP), ORPHAN_SWEEP_PERIOD_MS);
     await this.#learnClusterId();

@@ -99,6 +99,11 @@ export interface LoadBalancers {
   sweepOrphans?(clusterId: string, liveServiceUids: Set<string>): Promise<number>;
   /** Optional: the cluster identity to tag new balancers with (see `sweepOrphans`). */
   setClusterId?(clusterId: string): void;
+  /**
+   * Optional: tells the provider which Service UIDs exist in this cluster, so a balancer labelled
+   * for a Service that is gone (a recreated Service) can be told from one that belongs to a live one.
+   */
+  setServiceLookup?(exists: (uid: string) => boolean): void;
 }
 
 /** A route of the pod network (upstream `cloudprovider.Route`). */

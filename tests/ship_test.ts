@@ -2,8 +2,8 @@
  * Shipping, proved without a container engine: the bundled CCM runs under exactly the compile
  * permissions (from deno.json) inside a root filesystem assembled from the Containerfile's COPY
  * list (so a missing library or CA bundle fails), as user 65532, in-cluster with a token of the
- * ServiceAccount from deploy/ (applied with kubectl), through the end-to-end scenario, and gets no
- * Forbidden answer.
+ * ServiceAccount from deploy/ (applied with kubectl) and the cloud token from a file at the path the
+ * official chart documents, through the end-to-end scenario, and gets no Forbidden answer.
  */
 import { assert, assertEquals } from "./assert.ts";
 import { TestCluster } from "./kube_cluster.ts";
@@ -82,6 +82,9 @@ Deno.test({
       await Deno.writeTextFile(`${sa}/token`, token);
       await Deno.writeTextFile(`${sa}/namespace`, "kube-system");
       await Deno.copyFile(`${cluster.dir}/ca.crt`, `${sa}/ca.crt`);
+      // The cloud token as the official chart's docs mount it: a file anywhere, named by HCLOUD_TOKEN_FILE.
+      await Deno.mkdir(`${rootfs}/etc/hetzner`, { recursive: true });
+      await Deno.writeTextFile(`${rootfs}/etc/hetzner/token`, DEFAULT_SIM_TOKEN);
       await run("chmod", ["-R", "a+rX", rootfs]);
       await Deno.chmod(`${rootfs}/tmp`, 0o1777);
       await run("mount", ["--bind", "/dev", `${rootfs}/dev`]);
@@ -109,7 +112,7 @@ Deno.test({
         env: {
           KUBERNETES_SERVICE_HOST: "127.0.0.1",
           KUBERNETES_SERVICE_PORT: String(cluster.apiserverPort),
-          HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+          HCLOUD_TOKEN_FILE: "/etc/hetzner/token",
           HCLOUD_ENDPOINT: s.sim.endpoint,
           HCLOUD_METRICS_ADDRESS: "127.0.0.1:0",
           ...SCENARIO_ENV,

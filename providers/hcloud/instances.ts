@@ -33,7 +33,7 @@ const LEGACY_DATACENTER: Record<string, string> = {
 export type ParsedProviderId =
   | { kind: "cloud"; id: number }
   | { kind: "robot"; raw: string }
-  | { kind: "foreign"; raw: string }
+  | { kind: "foreign"; raw: string; why: string }
   | { kind: "none" };
 
 /** Parses `hcloud://<id>`; `hcloud://bm-<n>` and `hrobot://<n>` are Robot servers (not ours). */
@@ -43,7 +43,25 @@ export function parseProviderId(providerID: string | undefined): ParsedProviderI
     return { kind: "robot", raw: providerID };
   }
   const m = providerID.match(/^hcloud:\/\/(\d+)$/);
-  return m ? { kind: "cloud", id: Number(m[1]) } : { kind: "foreign", raw: providerID };
+  if (!m) {
+    return {
+      kind: "foreign",
+      raw: providerID,
+      why: "is not a Hetzner Cloud provider ID (hcloud://<server ID>)",
+    };
+  }
+  // A JavaScript number holds IDs exactly up to 2^53 - 1: a larger one would name another server.
+  const id = Number(m[1]);
+  if (!Number.isSafeInteger(id) || String(id) !== m[1].replace(/^0+(?=\d)/, "")) {
+    return {
+      kind: "foreign",
+      raw: providerID,
+      why: `names server ID ${
+        m[1]
+      }, beyond the IDs this CCM can address exactly (up to ${Number.MAX_SAFE_INTEGER})`,
+    };
+  }
+  return { kind: "cloud", id };
 }
 
 /** Settings of {@link HcloudInstances}. */
@@ -106,10 +124,13 @@ export class HcloudInstances implements Instances {
   /** Metadata of the Node's server, or undefined when none matches it. */
   async instanceMetadata(node: Node): Promise<InstanceMetadata | undefined> {
     const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot" || parsed.kind === "foreign") {
+    if (parsed.kind === "robot") {
       throw new TerminalError(
-        `provider ID "${parsed.raw}" is not a Hetzner Cloud server (Robot servers are not supported)`,
+        `provider ID "${parsed.raw}" is a Robot server; Robot servers are not supported`,
       );
+    }
+    if (parsed.kind === "foreign") {
+      throw new TerminalError(`provider ID "${parsed.raw}" ${parsed.why}; the Node is left alone`);
     }
     const server = await this.#find(node);
     if (!server) return undefined;

@@ -51,6 +51,8 @@ export interface LoadBalancerSpec {
   certificates: string[];
   managedCertificateName?: string;
   managedCertificateDomains: string[];
+  /** Take over a same-named balancer that carries no owner label (ours, opt-in). */
+  adoptExisting: boolean;
   /** Sent only when annotated (the official CCM's rule): values set elsewhere are left alone. */
   redirectHttp?: boolean;
   stickySessions?: boolean;
@@ -99,6 +101,7 @@ const ANNOTATIONS = [
   "ipv4-rdns",
   "ipv6-rdns",
   "protection-delete",
+  "adopt-existing",
   "ipv4",
   "ipv6",
   "id",
@@ -243,6 +246,7 @@ export function parseLoadBalancerSpec(
     ipv4Rdns: raw("ipv4-rdns"),
     ipv6Rdns: raw("ipv6-rdns"),
     protectDelete: bool("protection-delete"),
+    adoptExisting: bool("adopt-existing") ?? false,
   };
   return { spec, errors };
 }

@@ -65,8 +65,10 @@ export class LbCertificates {
         api.GET("/certificates", { params: { query: { name: ref } } }),
       );
       if (!found.certificates.length) {
-        throw new TerminalError(
-          `annotation load-balancer.hetzner.cloud/http-certificates: certificate "${ref}" not found`,
+        // Retried with backoff, as the official CCM does: uploading the certificate afterwards heals it.
+        throw new Error(
+          `annotation load-balancer.hetzner.cloud/http-certificates: certificate "${ref}" not found ` +
+            "(retrying until it exists)",
         );
       }
       ids.push(found.certificates[0].id);

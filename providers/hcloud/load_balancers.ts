@@ -58,6 +58,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #catalog: CatalogCache;
   readonly #labeler: ServerLabeler;
   #clusterId?: string;
+  /** Whether a Service UID exists in this cluster; until the controller says, every UID does (safe). */
+  #serviceExists: (uid: string) => boolean = () => true;
 
   constructor(
     client: HcloudClient,
@@ -120,8 +122,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
     warnings.push(...serviceWarnings, ...targetWarnings);
     await labeled;
-    let lb = await this.#findByUid(service) ??
-      await this.#findByName(this.getLoadBalancerName(cluster, service));
+    let lb = await this.#findOwned(cluster, service, spec);
     if (!lb) {
       lb = await this.#create(cluster, service, spec, services, ids, selector);
     }
@@ -195,8 +196,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
       warnTooManyTargets(desiredServerIds(nodes, spec).ids.length, type, warnings);
       return { warnings };
     }
-    const lb = await this.#findByUid(service) ??
-      await this.#findByName(this.getLoadBalancerName(cluster, service));
+    // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
+    const lb = await this.#findOwned(cluster, service, spec).catch((err) => {
+      if (err instanceof TerminalError) return undefined;
+      throw err;
+    });
     const { ids, warnings } = desiredServerIds(nodes, spec);
     if (lb) await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
     return { warnings };
@@ -278,6 +282,47 @@ export class HcloudLoadBalancers implements LoadBalancers {
       );
     }
     return data.load_balancers[0];
+  }
+
+  setServiceLookup(exists: (uid: string) => boolean): void {
+    this.#serviceExists = exists;
+  }
+
+  /**
+   * The Service's balancer: the one labelled with its UID, else a same-named one it may adopt. A
+   * same-named balancer is adopted only when no live owner claims it: labelled for a Service that no
+   * longer exists in this cluster (a recreated Service, the official CCM's stale-UID rule) and not
+   * tagged by another cluster, or carrying no owner label at all with the Service's explicit opt-in
+   * (`adopt-existing: "true"`). Anything else is reported and never changed.
+   */
+  async #findOwned(cluster: string, service: Service, spec: LoadBalancerSpec): Promise<LB | undefined> {
+    const own = await this.#findByUid(service);
+    if (own) return own;
+    const name = this.getLoadBalancerName(cluster, service);
+    const found = await this.#findByName(name);
+    if (!found) return undefined;
+    const owner = found.labels?.[SERVICE_UID_LABEL];
+    const otherCluster = found.labels?.[CLUSTER_ID_LABEL];
+    const refuse = (why: string) => {
+      throw new TerminalError(
+        `load balancer "${name}" (ID ${found.id}) exists and ${why}; it is left unchanged. Choose another ` +
+          `name with the annotation load-balancer.hetzner.cloud/name`,
+      );
+    };
+    if (otherCluster && this.#clusterId && otherCluster !== this.#clusterId) {
+      refuse(`belongs to another cluster (${CLUSTER_ID_LABEL}=${otherCluster})`);
+    }
+    if (owner) {
+      if (this.#serviceExists(owner)) refuse(`belongs to another Service (UID ${owner})`);
+      return found; // its Service is gone: a recreated Service takes it over
+    }
+    if (!spec.adoptExisting) {
+      refuse(
+        "carries no owner label (made outside Kubernetes?); to take it over, and replace its services and " +
+          'targets, annotate the Service with load-balancer.hetzner.cloud/adopt-existing: "true"',
+      );
+    }
+    return found;
   }
 
   async #findByName(name: string): Promise<LB | undefined> {
