@@ -224,14 +224,28 @@ Deno.test({
         },
       );
 
-      await t.step("adoption of an existing load balancer by name", async () => {
+      await t.step("a hand-made balancer is taken over by name only with adopt-existing", async () => {
         const existing = await s.api("POST", "/load_balancers", {
           name: "adopt-me",
           load_balancer_type: "lb11",
           location: "fsn1",
+          labels: { team: "web" },
         });
         const before = sim.world.loadBalancers.size;
         await client.create(SERVICES, service("adopted", { [`${P}name`]: "adopt-me" }));
+        await eventually(
+          async () =>
+            (await eventsOf(client, "adopted")).some((e) =>
+              e.startsWith("Warning SyncLoadBalancerFailed") && e.includes('"adopt-me"') &&
+              e.includes("adopt-existing")
+            ),
+          20_000,
+        );
+        const untouched = sim.world.loadBalancers.get(existing.body.load_balancer.id)!;
+        assertEquals(untouched.labels, { team: "web" }, "refused: nothing changed");
+        await client.patch(SERVICES, "adopted", "merge", {
+          metadata: { annotations: { [`${P}adopt-existing`]: "true" } },
+        }, { namespace: "default" });
         await eventually(async () => (await lbOf("adopted"))?.id === existing.body.load_balancer.id, 20_000);
         assertEquals(sim.world.loadBalancers.size, before);
       });
