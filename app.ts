@@ -16,6 +16,7 @@ import type { CloudProvider } from "./providers/provider.ts";
 import { abortableSleep, backoffDelay } from "./lib/sleep.ts";
 import { Registry } from "./lib/metrics.ts";
 import { serveStatus } from "./lib/status_server.ts";
+import { Conditions } from "./lib/conditions.ts";
 import { logger } from "./lib/log.ts";
 import { processMetrics } from "./lib/process_metrics.ts";
 
@@ -62,6 +63,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     })
     : undefined;
 
+  const conditions = new Conditions();
   const serverStop = new AbortController();
   const server = flags.securePort > 0
     ? serveStatus({
@@ -90,6 +92,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
           name: "leader-election",
           check: () => !elector || elector.leaderKnown ? undefined : "lease not read yet",
         },
+        { name: "controllers", check: () => conditions.problem() },
         {
           name: "informer-sync",
           check: () => !state.leading || state.synced ? undefined : "caches not synced yet",
@@ -160,7 +163,15 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     const startControllers = (leading: AbortSignal) => {
       state.leading = true;
       const informers = new InformerFactory(client);
-      const ctx = { client, informers, provider: options.provider, flags, metrics: registry, recorder };
+      const ctx = {
+        client,
+        informers,
+        provider: options.provider,
+        flags,
+        metrics: registry,
+        recorder,
+        conditions,
+      };
       return runControllers(ctx, options.enabled, options.factories, leading, () => state.synced = true);
     };
     if (elector) {

@@ -77,6 +77,13 @@ export const FLAGS: readonly FlagSpec[] = [
     help: "How often the node lifecycle controller checks nodes",
   },
   {
+    name: "node-deletion-max-percent",
+    type: "int",
+    default: 50,
+    help: "Hold every Node deletion while the servers of more than this share of Nodes (and more than one) " +
+      "vanish at once; 100 turns the check off",
+  },
+  {
     name: "node-status-update-frequency",
     type: "duration",
     default: 300_000,
@@ -232,6 +239,7 @@ export interface Flags {
   loadBalancerClass: string;
   nodeMonitorPeriod: number;
   nodeStatusUpdateFrequency: number;
+  nodeDeletionMaxPercent: number;
   routeReconciliationPeriod: number;
   concurrentServiceSyncs: number;
   concurrentNodeSyncs: number;
@@ -340,6 +348,9 @@ function validate(f: Flags): string[] {
   positive("node-monitor-period", f.nodeMonitorPeriod);
   positive("node-status-update-frequency", f.nodeStatusUpdateFrequency);
   positive("route-reconciliation-period", f.routeReconciliationPeriod);
+  if (!(f.nodeDeletionMaxPercent >= 0 && f.nodeDeletionMaxPercent <= 100)) {
+    errors.push(`--node-deletion-max-percent: must be 0-100 (got ${f.nodeDeletionMaxPercent})`);
+  }
   if (f.securePort < 0 || f.securePort > 65535) {
     errors.push(`--secure-port: ${f.securePort} is not a port (0-65535)`);
   }

@@ -11,6 +11,7 @@ import { logger } from "../lib/log.ts";
 import type { Flags } from "../config/flags.ts";
 import type { ControllerName } from "../config/controllers_flag.ts";
 import type { CloudProvider } from "../providers/provider.ts";
+import type { Conditions } from "../lib/conditions.ts";
 
 /** What every controller gets. */
 export interface ControllerContext {
@@ -21,6 +22,8 @@ export interface ControllerContext {
   metrics: Registry;
   /** An event recorder for one component name (e.g. `cloud-node-controller`). */
   recorder(component: string): EventRecorder;
+  /** Problems shown by `/readyz` (absent in contexts that serve none). */
+  conditions?: Conditions;
 }
 
 /** A running controller. Construction registers its informer handlers; `run` does the work. */

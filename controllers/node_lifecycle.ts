@@ -5,7 +5,8 @@
  *
  * Like upstream, this includes Nodes that were never initialized: a NotReady Node that no server
  * matches (by provider ID, name or node IP) is deleted. A live kubelet keeps its Node Ready, so a
- * misnamed but healthy Node is never touched.
+ * misnamed but healthy Node is never touched. Unlike upstream, a cloud that suddenly looks empty
+ * deletes nothing (see `monitor`).
  *
  * @module
  */
@@ -21,6 +22,8 @@ import { withPriority } from "../lib/priority.ts";
 
 /** The component name on events. */
 export const LIFECYCLE_COMPONENT = "cloud-node-lifecycle-controller";
+/** An operator's confirmation that a Node may be deleted while deletions are held. */
+export const CONFIRM_DELETION = "node.deno-ccm.io/confirm-deletion";
 
 /** Builds the controller, or says why it cannot run. */
 export function nodeLifecycleController(ctx: ControllerContext): Controller | { disabled: string } {
@@ -36,11 +39,19 @@ class NodeLifecycleController implements Controller {
   readonly #instances: Instances;
   readonly #recorder;
   readonly #log = logger("node-lifecycle");
+  readonly #heldGauge;
+  /** The Nodes (UIDs) whose deletion is held, as last reported. */
+  #heldKey = "";
 
   constructor(ctx: ControllerContext, instances: Instances) {
     this.#ctx = ctx;
     this.#instances = instances;
     this.#recorder = ctx.recorder(LIFECYCLE_COMPONENT);
+    this.#heldGauge = ctx.metrics.gauge(
+      "node_lifecycle_deletions_held",
+      "Nodes whose server is not found but whose deletion is held because too many vanished at once.",
+    );
+    this.#heldGauge.set({}, 0);
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -52,20 +63,61 @@ class NodeLifecycleController implements Controller {
     }
   }
 
-  /** One pass over every Node; the checks run together so their lookups share one server list. */
+  /**
+   * One pass over every Node; the checks run together so their lookups share one server list. The
+   * deletions are decided together: when the servers of more than `--node-deletion-max-percent` of
+   * the Nodes (and more than one) vanish at once, the cloud is not believed (a token for another
+   * project, an API incident) and no Node is deleted unless an operator confirms it.
+   */
   async monitor(): Promise<void> {
     const nodes = this.#ctx.informers.for(NODES).list();
-    await Promise.all(nodes.map((node) => this.#check(node)));
+    const verdicts = await Promise.all(nodes.map(async (node) => ({ node, gone: await this.#check(node) })));
+    const gone = verdicts.filter((v) => v.gone).map((v) => v.node);
+    const max = this.#ctx.flags.nodeDeletionMaxPercent;
+    const implausible = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
+    const held = implausible
+      ? gone.filter((n) => n.metadata?.annotations?.[CONFIRM_DELETION] !== "true")
+      : [];
+    this.#reportHeld(held, gone.length, nodes.length);
+    await Promise.all(gone.filter((n) => !held.includes(n)).map((n) => this.#delete(n)));
   }
 
-  async #check(node: Node): Promise<void> {
+  /** Reports a change of the held set: event per Node, log line, metric and `/readyz`. */
+  #reportHeld(held: Node[], gone: number, total: number): void {
+    this.#heldGauge.set({}, held.length);
+    const key = held.map((n) => n.metadata?.uid).sort().join(",");
+    if (key === this.#heldKey) return;
+    this.#heldKey = key;
+    if (held.length === 0) {
+      this.#ctx.conditions?.set("node-deletion", undefined);
+      this.#log.info("node deletions resume: the cloud answers plausibly again");
+      return;
+    }
+    const why = `the servers of ${gone} of ${total} Nodes vanished at once (more than ` +
+      `${this.#ctx.flags.nodeDeletionMaxPercent}%): a wrong token or project, or an API incident?`;
+    this.#ctx.conditions?.set("node-deletion", `${held.length} Node deletion(s) held: ${why}`);
+    this.#log.warning("holding {n} node deletion(s): {why}", { n: held.length, why });
+    for (const node of held) {
+      this.#recorder.event(
+        NODES,
+        node,
+        "Warning",
+        "NodeDeletionHeld",
+        `Not deleting node ${node.metadata?.name}, whose server is not found: ${why} Annotate the Node ` +
+          `${CONFIRM_DELETION}=true to delete it anyway`,
+      );
+    }
+  }
+
+  /** Taints and untaints; returns true when the Node's server is confirmed gone (deletion decided later). */
+  async #check(node: Node): Promise<boolean> {
     const name = node.metadata!.name!;
-    if (node.metadata?.deletionTimestamp) return;
+    if (node.metadata?.deletionTimestamp) return false;
     if (isReady(node)) {
       if (hasTaint(node, SHUTDOWN_TAINT)) {
         await this.#setTaints(node, withoutTaint(node, SHUTDOWN_TAINT), "removed the shutdown taint");
       }
-      return;
+      return false;
     }
     let exists: boolean;
     try {
@@ -75,31 +127,9 @@ class NodeLifecycleController implements Controller {
         name,
         error: (err as Error).message,
       });
-      return;
+      return false;
     }
-    if (!exists) {
-      this.#recorder.event(
-        NODES,
-        node,
-        "Normal",
-        "DeletingNode",
-        `Deleting node ${name} because it does not exist in the cloud provider`,
-      );
-      try {
-        await this.#ctx.client.delete(NODES, name, { preconditions: { uid: node.metadata?.uid } });
-        this.#log.info("deleted node {name}: its server is gone", { name });
-      } catch (err) {
-        if (err instanceof KubeApiError && err.isNotFound) return;
-        this.#recorder.event(
-          NODES,
-          node,
-          "Warning",
-          "DeletingNodeFailed",
-          `Error deleting node ${name}: ${(err as Error).message}`,
-        );
-      }
-      return;
-    }
+    if (!exists) return true;
     let shutdown: boolean;
     try {
       shutdown = await this.#instances.instanceShutdown(node);
@@ -108,13 +138,38 @@ class NodeLifecycleController implements Controller {
         name,
         error: (err as Error).message,
       });
-      return;
+      return false;
     }
     if (shutdown && !hasTaint(node, SHUTDOWN_TAINT)) {
       await this.#setTaints(node, [...(node.spec?.taints ?? []), {
         key: SHUTDOWN_TAINT,
         effect: "NoSchedule",
       }], "added the shutdown taint");
+    }
+    return false;
+  }
+
+  async #delete(node: Node): Promise<void> {
+    const name = node.metadata!.name!;
+    this.#recorder.event(
+      NODES,
+      node,
+      "Normal",
+      "DeletingNode",
+      `Deleting node ${name} because it does not exist in the cloud provider`,
+    );
+    try {
+      await this.#ctx.client.delete(NODES, name, { preconditions: { uid: node.metadata?.uid } });
+      this.#log.info("deleted node {name}: its server is gone", { name });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.isNotFound) return;
+      this.#recorder.event(
+        NODES,
+        node,
+        "Warning",
+        "DeletingNodeFailed",
+        `Error deleting node ${name}: ${(err as Error).message}`,
+      );
     }
   }
 

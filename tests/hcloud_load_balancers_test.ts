@@ -316,3 +316,43 @@ Deno.test("hcloud LBs: more eligible Nodes than the type's max_targets is a MaxT
     await t.finish();
   }
 });
+
+Deno.test("hcloud LBs: fields a Hetzner balancer cannot honour are named; none is created that would serve nothing or be public against source ranges", async () => {
+  const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
+  try {
+    const refused = async (service: Service, text: string) => {
+      const err = await assertRejects(() => lbs.ensureLoadBalancer("k", service, nodes), TerminalError);
+      assert(err.message.includes(text), err.message);
+      assertEquals(lbOf(service), undefined, "nothing created");
+    };
+    await refused(svc({}, { ports: [{ port: 53, protocol: "UDP", nodePort: 30053 }] }), "no TCP port");
+    await refused(
+      svc({}, { allocateLoadBalancerNodePorts: false, ports: [{ port: 80, protocol: "TCP" }] }),
+      "allocateLoadBalancerNodePorts is false",
+    );
+    await refused(svc({}, { loadBalancerSourceRanges: ["10.1.0.0/16"] }), "cannot be enforced");
+
+    // Private only: created, with the warning; loadBalancerIP is named too.
+    const priv = svc({ [`${P}disable-public-network`]: "true" }, {
+      loadBalancerSourceRanges: ["10.1.0.0/16"],
+      loadBalancerIP: "203.0.113.77",
+    });
+    const result = await lbs.ensureLoadBalancer("k", priv, nodes);
+    assert(lbOf(priv), "created");
+    assertEquals(result.warnings?.map((w) => w.reason).sort(), [
+      "LoadBalancerTypeUnconfigured",
+      "UnsupportedLoadBalancerIP",
+      "UnsupportedLoadBalancerSourceRanges",
+    ]);
+
+    // An existing public balancer keeps serving when source ranges appear; the Service is told.
+    const open = svc({});
+    await lbs.ensureLoadBalancer("k", open, nodes);
+    open.spec!.loadBalancerSourceRanges = ["10.1.0.0/16", "0.0.0.0/0"];
+    const again = await lbs.ensureLoadBalancer("k", open, nodes);
+    assert(again.warnings?.some((w) => w.reason === "UnsupportedLoadBalancerSourceRanges"));
+    assert(lbOf(open), "kept");
+  } finally {
+    await t.finish();
+  }
+});

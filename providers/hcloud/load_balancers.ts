@@ -21,6 +21,7 @@ import {
   serviceDiffers,
 } from "./lb_desired.ts";
 import { LbCertificates } from "./lb_certificates.ts";
+import { checkServiceFields } from "./lb_service_fields.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { parseProviderId } from "./instances.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
@@ -123,7 +124,14 @@ export class HcloudLoadBalancers implements LoadBalancers {
     warnings.push(...serviceWarnings, ...targetWarnings);
     await labeled;
     let lb = await this.#findOwned(cluster, service, spec);
+    const fields = checkServiceFields(service, spec, services.length);
+    warnings.push(...fields.warnings);
     if (!lb) {
+      if (fields.refuseCreate) {
+        const err = new TerminalError(fields.refuseCreate);
+        attachWarnings(err, warnings.filter((w) => w.reason !== "NothingToServe"));
+        throw err;
+      }
       lb = await this.#create(cluster, service, spec, services, ids, selector);
     }
     let changed = await this.#reconcileAttributes(lb, service, spec);

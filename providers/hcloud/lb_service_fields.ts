@@ -1,0 +1,68 @@
+/**
+ * Service fields a Hetzner load balancer cannot honour, said out loud instead of silently ignored:
+ * `spec.loadBalancerSourceRanges` (a Hetzner balancer has no firewall), `spec.loadBalancerIP` (its
+ * address cannot be chosen), and Services that leave it nothing to serve (only UDP/SCTP ports, or
+ * `allocateLoadBalancerNodePorts: false`). A new balancer that would serve nothing, or would be
+ * public although source ranges ask for less, is not created; an existing one keeps serving (taking
+ * down what works today helps no one) and the Service gets a Warning.
+ *
+ * @module
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import type { ProviderWarning } from "../provider.ts";
+import type { LoadBalancerSpec } from "./lb_annotations.ts";
+
+/** What the Service asks that cannot be done: warnings, and why a new balancer must not be made. */
+export interface FieldVerdict {
+  warnings: ProviderWarning[];
+  /** Set when a balancer that does not exist yet must not be created. */
+  refuseCreate?: string;
+}
+
+const OPEN = new Set(["0.0.0.0/0", "::/0"]);
+
+/** Checks the Service's fields; `servedPorts` is how many LB services the Service yields. */
+export function checkServiceFields(
+  service: Service,
+  spec: LoadBalancerSpec,
+  servedPorts: number,
+): FieldVerdict {
+  const warnings: ProviderWarning[] = [];
+  let refuseCreate: string | undefined;
+  const s = service.spec ?? {};
+  const ranges = (s.loadBalancerSourceRanges ?? []).map((r) => r.trim()).filter(Boolean);
+  if (ranges.length && !ranges.every((r) => OPEN.has(r))) {
+    const shown = ranges.slice(0, 5).join(", ") + (ranges.length > 5 ? `, … (${ranges.length})` : "");
+    const message =
+      `spec.loadBalancerSourceRanges [${shown}] cannot be enforced: Hetzner load balancers have ` +
+      "no firewall, so every source can connect";
+    if (spec.disablePublicNetwork) {
+      warnings.push({
+        reason: "UnsupportedLoadBalancerSourceRanges",
+        message: `${message} (private network only)`,
+      });
+    } else {
+      warnings.push({ reason: "UnsupportedLoadBalancerSourceRanges", message });
+      refuseCreate =
+        `${message}; no public balancer is created for it. Remove the ranges, or keep the balancer ` +
+        'private with the annotation load-balancer.hetzner.cloud/disable-public-network: "true"';
+    }
+  }
+  if (s.loadBalancerIP) {
+    warnings.push({
+      reason: "UnsupportedLoadBalancerIP",
+      message:
+        `spec.loadBalancerIP "${s.loadBalancerIP.slice(0, 64)}" is ignored: Hetzner assigns the balancer's ` +
+        "addresses",
+    });
+  }
+  if (servedPorts === 0) {
+    const tcp = (s.ports ?? []).filter((p) => (p.protocol ?? "TCP") === "TCP");
+    const why = tcp.length === 0
+      ? "the Service has no TCP port (Hetzner load balancers serve TCP only)"
+      : "spec.allocateLoadBalancerNodePorts is false, so no port has a NodePort to send traffic to";
+    warnings.push({ reason: "NothingToServe", message: `the load balancer serves nothing: ${why}` });
+    refuseCreate ??= `nothing to serve: ${why}; no balancer is created`;
+  }
+  return { warnings, refuseCreate };
+}

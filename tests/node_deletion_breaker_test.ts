@@ -1,0 +1,72 @@
+/**
+ * A cloud that suddenly looks empty deletes no Node: when the servers of too many NotReady Nodes
+ * vanish at once, deletions are held (event, metric, log) until the cloud answers plausibly again
+ * or an operator confirms a Node; a single vanished server is still deleted as upstream does.
+ */
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import { assertEquals } from "./assert.ts";
+import { TestCluster } from "./kube_cluster.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { adminClient, registerNode, setReady, startCcm } from "./ccm_harness.ts";
+import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { NODES } from "../kube/resources.ts";
+import { CONFIRM_DELETION } from "../controllers/node_lifecycle.ts";
+
+Deno.test({
+  name: "node lifecycle: servers of 4 of 5 Nodes vanish at once → no deletion until confirmed or plausible",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const client = await adminClient(cluster);
+    const servers = Array.from({ length: 5 }, (_, i) => s.sim.addServer({ name: `b-${i}` }));
+    for (const server of servers) await registerNode(client, server.name);
+    const ccm = await startCcm(cluster, s.sim, [
+      "--controllers=cloud-node,cloud-node-lifecycle",
+      "--node-monitor-period=500ms",
+    ], { HCLOUD_SERVER_CACHE_MAX_AGE: "500ms" });
+    const names = async () => (await client.list<Node>(NODES)).items.map((n) => n.metadata!.name!).sort();
+    const held = () => ccm.registry.gauge("node_lifecycle_deletions_held", "").get();
+    try {
+      await eventually(async () =>
+        (await client.list<Node>(NODES)).items.every((n) => n.spec?.providerID?.startsWith("hcloud://"))
+      );
+      for (const server of servers) await setReady(client, server.name, false);
+      const gone = servers.slice(0, 4);
+      for (const server of gone) s.sim.world.servers.delete(server.id);
+
+      await eventually(() => held() === 4, 10_000);
+      await new Promise((r) => setTimeout(r, 2_000));
+      assertEquals(await names(), ["b-0", "b-1", "b-2", "b-3", "b-4"], "nothing deleted while held");
+      assertEquals(
+        (await eventsOf(client, "b-0")).some((e) =>
+          e.startsWith("Warning NodeDeletionHeld") && e.includes("4 of 5")
+        ),
+        true,
+      );
+
+      // An operator confirms one Node: only that one goes.
+      await client.patch(NODES, "b-0", "merge", {
+        metadata: { annotations: { [CONFIRM_DELETION]: "true" } },
+      });
+      await eventually(async () => !(await names()).includes("b-0"), 10_000);
+      assertEquals(await names(), ["b-1", "b-2", "b-3", "b-4"]);
+
+      // The cloud answers plausibly again (the servers were there all along): nothing is held.
+      for (const server of gone.slice(1)) s.sim.world.servers.set(server.id, server);
+      await eventually(() => held() === 0, 10_000);
+
+      // One vanished server among four Nodes is deleted, as upstream does.
+      s.sim.world.servers.delete(servers[4].id);
+      await eventually(async () => !(await names()).includes("b-4"), 10_000);
+      assertEquals(await names(), ["b-1", "b-2", "b-3"]);
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});
