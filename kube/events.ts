@@ -57,7 +57,7 @@ export class EventRecorder {
       uid: meta.uid,
       resourceVersion: meta.resourceVersion,
     };
-    const write = this.#record(ref, eventType, reason, redact(message)).catch((err) =>
+    const write = this.#record(ref, eventType, reason, capMessage(redact(message))).catch((err) =>
       this.#log.warning("could not record event {reason} on {kind} {name}: {error}", {
         reason,
         kind: ref.kind,
@@ -142,4 +142,14 @@ export class EventRecorder {
     bucket.tokens -= 1;
     return true;
   }
+}
+
+/** Event messages are capped (Kubernetes keeps at most 1 kB of an Event's note). */
+export const EVENT_MESSAGE_MAX = 1024;
+
+/** `message`, cut to {@link EVENT_MESSAGE_MAX} characters with a marker saying so. */
+export function capMessage(message: string): string {
+  if (message.length <= EVENT_MESSAGE_MAX) return message;
+  const marker = ` … (${message.length - (EVENT_MESSAGE_MAX - 40)} more characters)`;
+  return message.slice(0, EVENT_MESSAGE_MAX - 40) + marker;
 }

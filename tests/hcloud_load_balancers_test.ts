@@ -356,3 +356,24 @@ Deno.test("hcloud LBs: fields a Hetzner balancer cannot honour are named; none i
     await t.finish();
   }
 });
+
+Deno.test("hcloud LBs: more ports than the type's services is an input error naming type and limit, before any change", async () => {
+  const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
+  try {
+    const ports = Array.from(
+      { length: 6 },
+      (_, i) => ({ port: 8000 + i, protocol: "TCP", nodePort: 30000 + i }),
+    );
+    const service = svc({ [`${P}type`]: "lb11" }, { ports });
+    const before = t.sim.audit.filter((e) => e.method !== "GET").length;
+    const err = await assertRejects(() => lbs.ensureLoadBalancer("k", service, nodes), TerminalError);
+    assert(
+      err.message.includes("6 ports to serve, but load balancer type lb11 allows 5 services"),
+      err.message,
+    );
+    assertEquals(lbOf(service), undefined);
+    assertEquals(t.sim.audit.filter((e) => e.method !== "GET").length, before, "no cloud change");
+  } finally {
+    await t.finish();
+  }
+});

@@ -110,6 +110,20 @@ const ANNOTATIONS = [
 /** Known annotation names (without prefix), for documentation and unknown-annotation warnings. */
 export const KNOWN_ANNOTATIONS: readonly string[] = ANNOTATIONS;
 
+/** A DNS name: labels of letters, digits and inner hyphens, at most 253 characters, optional final dot. */
+const HOSTNAME =
+  /^(?=.{1,253}\.?$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.?$/;
+/** An RFC 6265 cookie name (a token). */
+const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
+/** An HTTP path: starts with `/`, printable ASCII without spaces. */
+const HTTP_PATH = /^\/[\x21-\x7e]{0,1023}$/;
+
+/** A value as events show it: escaped, and at most 64 characters. */
+function quote(value: string): string {
+  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value) +
+    (value.length > 64 ? ` (${value.length} characters)` : "");
+}
+
 /** Parses the Service's annotations; returns the spec or every problem. */
 export function parseLoadBalancerSpec(
   service: Service,
@@ -118,8 +132,9 @@ export function parseLoadBalancerSpec(
   const annotations = service.metadata?.annotations ?? {};
   const errors: string[] = [];
   const raw = (name: string): string | undefined => annotations[PREFIX + name];
+  // The value is quoted escaped and cut short: a 10 kB value or a NUL byte must not reach an event whole.
   const fail = (name: string, value: string, why: string) =>
-    errors.push(`annotation ${PREFIX}${name}: "${value}" ${why}`);
+    errors.push(`annotation ${PREFIX}${name}: ${quote(value)} ${why}`);
   const bool = (name: string, fallback?: boolean): boolean | undefined => {
     const v = raw(name);
     if (v === undefined) return fallback;
@@ -201,6 +216,11 @@ export function parseLoadBalancerSpec(
   }
   const certificateType = oneOf("certificate-type", ["uploaded", "managed"] as const, "uploaded")!;
   const managedDomains = list("http-managed-certificate-domains");
+  for (const domain of managedDomains) {
+    if (!HOSTNAME.test(domain.replace(/^\*\./, ""))) {
+      fail("http-managed-certificate-domains", domain, "is not a domain name (or *.domain)");
+    }
+  }
   const protocol = oneOf("protocol", ["tcp", "http", "https"] as const, "tcp")!;
   if (protocol === "https" && certificateType === "managed" && managedDomains.length === 0) {
     errors.push(
@@ -219,11 +239,11 @@ export function parseLoadBalancerSpec(
     usePrivateIp: bool("use-private-ip", defaults.usePrivateIp)!,
     privateIpv4,
     privateSubnetIpRange: subnet,
-    hostname: name("hostname", /^[a-zA-Z0-9.-]+$/, "hostname"),
+    hostname: name("hostname", HOSTNAME, "hostname"),
     protocol,
     proxyProtocol: bool("uses-proxyprotocol", defaults.usesProxyProtocol) ?? false,
     nodeSelector: selector,
-    cookieName: raw("http-cookie-name"),
+    cookieName: name("http-cookie-name", COOKIE_NAME, "cookie name (1-64 token characters, RFC 6265)"),
     cookieLifetimeSeconds: seconds("http-cookie-lifetime"),
     idleTimeoutSeconds: seconds("http-timeout-idle", undefined, [30, 300]),
     certificateType,
@@ -238,13 +258,17 @@ export function parseLoadBalancerSpec(
       intervalSeconds: seconds("health-check-interval", defaults.healthCheckIntervalMs, [3, 60]),
       timeoutSeconds: seconds("health-check-timeout", defaults.healthCheckTimeoutMs, [1, 60]),
       retries: int("health-check-retries", 0, 5, defaults.healthCheckRetries),
-      httpDomain: raw("health-check-http-domain"),
-      httpPath: raw("health-check-http-path"),
+      httpDomain: name("health-check-http-domain", HOSTNAME, "domain name"),
+      httpPath: name(
+        "health-check-http-path",
+        HTTP_PATH,
+        "path (starting with /, printable, at most 1024 characters)",
+      ),
       httpValidateCertificate: bool("health-check-http-validate-certificate"),
       httpStatusCodes: statusCodes.length ? statusCodes : undefined,
     },
-    ipv4Rdns: raw("ipv4-rdns"),
-    ipv6Rdns: raw("ipv6-rdns"),
+    ipv4Rdns: name("ipv4-rdns", HOSTNAME, "hostname for reverse DNS"),
+    ipv6Rdns: name("ipv6-rdns", HOSTNAME, "hostname for reverse DNS"),
     protectDelete: bool("protection-delete"),
     adoptExisting: bool("adopt-existing") ?? false,
   };

@@ -49,6 +49,14 @@ Deno.test("LB annotations: every invalid value is reported with the annotation a
     ["type", "LB 11", "is not a valid load balancer type"],
     ["name", "-bad-", "is not a valid load balancer name"],
     ["hostname", "a b", "is not a valid hostname"],
+    ["ipv4-rdns", "lb example.com", "is not a valid hostname for reverse DNS"],
+    ["ipv6-rdns", "-lb.example.com", "is not a valid hostname for reverse DNS"],
+    ["health-check-http-domain", "exa mple.com", "is not a valid domain name"],
+    ["health-check-http-path", "healthz", "is not a valid path"],
+    ["health-check-http-path", "/a b", "is not a valid path"],
+    ["http-cookie-name", "my cookie", "is not a valid cookie name"],
+    ["http-cookie-name", "a;b", "is not a valid cookie name"],
+    ["http-managed-certificate-domains", "exa_mple..com", "is not a domain name"],
   ];
   for (const [name, value, why] of table) {
     const { errors } = parse({ [name]: value });
@@ -101,4 +109,23 @@ Deno.test("LB annotations: values, Go durations and environment defaults", () =>
   // An empty location annotation clears the env default so a network zone can be used.
   const z = parse({ location: "", "network-zone": "eu-central" }, env).spec;
   assertEquals([z.location, z.networkZone], [undefined, "eu-central"]);
+});
+
+Deno.test("LB annotations: control characters are escaped and long values cut in messages", () => {
+  const nul = parse({ "ipv4-rdns": "lb\u0000.example.com" }).errors;
+  assertEquals(nul.length, 1);
+  assert(nul[0].includes('"lb\\u0000.example.com" is not a valid hostname'), nul[0]);
+  const long = parse({ "health-check-http-path": "/" + "x".repeat(10_000) + " " }).errors;
+  assertEquals(long.length, 1);
+  assert(long[0].length < 300, `${long[0].length} characters`);
+  assert(long[0].includes("(10002 characters)"), long[0]);
+  assertEquals(parse({ "ipv4-rdns": "lb.example.com.", "http-cookie-name": "HCLBSTICKY" }).errors, []);
+  assertEquals(
+    parse({
+      protocol: "https",
+      "certificate-type": "managed",
+      "http-managed-certificate-domains": "*.example.com,example.com",
+    }).errors,
+    [],
+  );
 });

@@ -113,27 +113,26 @@ export class HcloudLoadBalancers implements LoadBalancers {
     // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
     const identity = spec.nodeSelector ? undefined : this.#clusterId;
     const selector = identity ? this.#labeler.selector(identity) : undefined;
-    // Taken before any await, so this node set can never overwrite a newer one (see ServerLabeler).
-    const labeled = identity ? this.#labeler.sync(identity, nodes) : undefined;
-    labeled?.catch(() => {}); // awaited below; a failure before then must not go unhandled
+    // Taken before any await, so this node set can never overwrite a newer one (see ServerLabeler);
+    // applied once the input has been checked, so bad input changes nothing in the cloud.
+    if (identity) this.#labeler.want(identity, nodes);
     const warnings: ProviderWarning[] = [];
     await this.#checkCatalog(spec, warnings);
     const certificateIds = spec.protocol === "https" ? await this.#certificates.resolve(service, spec) : [];
     const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificateIds);
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
     warnings.push(...serviceWarnings, ...targetWarnings);
-    await labeled;
     let lb = await this.#findOwned(cluster, service, spec);
+    await this.#checkServiceLimit(spec, lb, services.length);
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...fields.warnings);
-    if (!lb) {
-      if (fields.refuseCreate) {
-        const err = new TerminalError(fields.refuseCreate);
-        attachWarnings(err, warnings.filter((w) => w.reason !== "NothingToServe"));
-        throw err;
-      }
-      lb = await this.#create(cluster, service, spec, services, ids, selector);
+    if (!lb && fields.refuseCreate) {
+      const err = new TerminalError(fields.refuseCreate);
+      attachWarnings(err, warnings.filter((w) => w.reason !== "NothingToServe"));
+      throw err;
     }
+    if (identity) await this.#labeler.apply();
+    if (!lb) lb = await this.#create(cluster, service, spec, services, ids, selector);
     let changed = await this.#reconcileAttributes(lb, service, spec);
     if (changed) lb = await this.#get(lb.id);
     if (selector) warnTooManyTargets(ids.length, lb.load_balancer_type, warnings);
@@ -238,6 +237,18 @@ export class HcloudLoadBalancers implements LoadBalancers {
     }
     if (errors.length) throw new TerminalError(errors.join("; "));
     return spec;
+  }
+
+  /** More ports than the balancer type holds is an input error naming the type and its limit. */
+  async #checkServiceLimit(spec: LoadBalancerSpec, lb: LB | undefined, ports: number): Promise<void> {
+    const name = spec.type ?? lb?.load_balancer_type?.name ?? "lb11";
+    const max = (await this.#catalog.get()).loadBalancerTypes.get(name)?.max_services;
+    if (max !== undefined && ports > max) {
+      throw new TerminalError(
+        `${ports} ports to serve, but load balancer type ${name} allows ${max} services: serve fewer ports or ` +
+          "choose a larger type with the annotation load-balancer.hetzner.cloud/type",
+      );
+    }
   }
 
   /** Unknown locations, zones and types are input errors; deprecated types a warning. */

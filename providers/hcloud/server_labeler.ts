@@ -43,12 +43,22 @@ export class ServerLabeler {
    * a caller that got here first with an older node set can never undo a newer one.
    */
   sync(identity: string, nodes: Node[]): Promise<void> {
+    this.want(identity, nodes);
+    return this.apply();
+  }
+
+  /** Records the wanted servers now (see {@link sync}) without labelling yet. */
+  want(identity: string, nodes: Node[]): void {
     const wanted = new Set<number>();
     for (const node of nodes) {
       const parsed = parseProviderId(node.spec?.providerID);
       if (parsed.kind === "cloud") wanted.add(parsed.id);
     }
     this.#latest = { identity, wanted };
+  }
+
+  /** Labels according to the newest wanted set, after any pass already running. */
+  apply(): Promise<void> {
     return this.#enqueue();
   }
 
