@@ -31,6 +31,9 @@ const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 const FALSE_VALUES = new Set(["0", "f", "F", "false", "FALSE", "False"]);
 const NODE_SYNC_PERIOD_MS = 100_000;
 const SWEEP = "sweep";
+// Balancers deleted outside the CCM are found by one listing per --node-status-update-frequency (the
+// refresh period, 5 min) and recreated.
+const VERIFY = "verify";
 const ORPHAN_SWEEP_DELAY_MS = 75_000;
 // Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
 // cleanup finds them; the hourly one is a backstop.
@@ -114,12 +117,17 @@ class ServiceController implements Controller {
     );
     const periodic = setInterval(() => this.#nodeQueue.add("sync"), NODE_SYNC_PERIOD_MS);
     const sweeps = setInterval(() => this.#nodeQueue.add(SWEEP), ORPHAN_SWEEP_PERIOD_MS);
+    const verifies = setInterval(
+      () => this.#nodeQueue.add(VERIFY),
+      this.#ctx.flags.nodeStatusUpdateFrequency,
+    );
     await this.#learnClusterId();
     this.#nodeQueue.addAfter(SWEEP, ORPHAN_SWEEP_DELAY_MS);
     this.#nodeQueue.add("sync");
     signal.addEventListener("abort", () => {
       clearInterval(periodic);
       clearInterval(sweeps);
+      clearInterval(verifies);
       this.#queue.shutDown();
       this.#nodeQueue.shutDown();
     }, { once: true });
@@ -132,7 +140,11 @@ class ServiceController implements Controller {
       runWorkers(
         this.#nodeQueue,
         1,
-        (key) => withPriority("loadbalancer", () => key === SWEEP ? this.#sweep() : this.#syncNodes()),
+        (key) =>
+          withPriority(
+            "loadbalancer",
+            () => key === SWEEP ? this.#sweep() : key === VERIFY ? this.#verify() : this.#syncNodes(),
+          ),
       ),
     ]);
   }
@@ -253,6 +265,27 @@ class ServiceController implements Controller {
     }
   }
 
+  /** Re-ensures every synced Service whose balancer is gone (deleted outside the CCM). */
+  async #verify(): Promise<void> {
+    const owners = await this.#lbs.existingLoadBalancerOwners?.();
+    if (!owners) return;
+    for (const svc of this.#ctx.informers.for(SERVICES).list()) {
+      const key = objectKey(svc);
+      if (!this.#synced.has(key) || !this.#wants(svc) || svc.metadata?.deletionTimestamp) continue;
+      if (owners.has(svc.metadata!.uid!)) continue;
+      this.#log.warning("the load balancer of {service} is gone; recreating it", { service: key });
+      this.#recorder.event(
+        SERVICES,
+        svc,
+        "Warning",
+        "LoadBalancerMissing",
+        "The load balancer is gone; recreating it",
+      );
+      this.#synced.delete(key);
+      this.#queue.add(key);
+    }
+  }
+
   /** Updates the targets of every load balancer whose node set changed. */
   async #syncNodes(): Promise<void> {
     const { nodes, set } = this.#eligible();
@@ -277,6 +310,8 @@ class ServiceController implements Controller {
             const result = await this.#lbs.updateLoadBalancer(this.#ctx.flags.clusterName, svc, nodes);
             this.#warn(svc, result?.warnings);
             this.#synced.set(key, set);
+            // Events only for work done: a label-selector balancer or a missing one was not updated.
+            if (result && result.updated === false) return;
             this.#recorder.event(
               SERVICES,
               svc,

@@ -77,12 +77,20 @@ export interface LoadBalancers {
   getLoadBalancerName(clusterName: string, service: Service): string;
   /** Creates or updates the balancer so it serves `service` on `nodes`; returns its status. */
   ensureLoadBalancer(clusterName: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult>;
-  /** Updates only the targets after the node set changed. A missing balancer is not an error. */
+  /**
+   * Updates only the targets after the node set changed. A missing balancer is not an error.
+   * `updated: false` says nothing was there to update (no event is recorded then).
+   */
   updateLoadBalancer(
     clusterName: string,
     service: Service,
     nodes: Node[],
-  ): Promise<void | { warnings?: ProviderWarning[] }>;
+  ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
+  /**
+   * Optional: the UIDs of the Services whose balancers exist now, from one cheap listing, so balancers
+   * deleted outside the CCM are recreated. Undefined when the provider cannot tell.
+   */
+  existingLoadBalancerOwners?(): Promise<Set<string> | undefined>;
   /** Deletes the balancer; succeeds when it is already gone. */
   ensureLoadBalancerDeleted(clusterName: string, service: Service): Promise<void>;
   /**

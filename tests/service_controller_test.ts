@@ -64,6 +64,7 @@ Deno.test({
     const ccm = await startCcm(cluster, sim, [
       "--controllers=cloud-node,service",
       "--load-balancer-class=hcloud.deno-ccm/lb",
+      "--node-status-update-frequency=2s",
     ], {
       HCLOUD_NETWORK: "k8s",
       HCLOUD_SERVER_CACHE_MAX_AGE: "1s",
@@ -162,9 +163,9 @@ Deno.test({
               JSON.stringify([servers[2].id, w4.id].sort((a, b) => a - b)),
           20_000,
         );
-        await eventually(async () =>
-          (await eventsOf(client, "web")).some((e) => e.startsWith("Normal UpdatedLoadBalancer"))
-        );
+        // The label-selector balancer followed the server labels: nothing was updated on it, so no
+        // UpdatedLoadBalancer event claims otherwise.
+        assert(!(await eventsOf(client, "web")).some((e) => e.startsWith("Normal UpdatedLoadBalancer")));
       });
 
       await t.step(
@@ -248,6 +249,24 @@ Deno.test({
         }, { namespace: "default" });
         await eventually(async () => (await lbOf("adopted"))?.id === existing.body.load_balancer.id, 20_000);
         assertEquals(sim.world.loadBalancers.size, before);
+      });
+
+      await t.step("a balancer deleted outside the CCM is recreated and the ingress follows", async () => {
+        const lost = (await lbOf("web"))!;
+        sim.world.loadBalancers.delete(lost.id);
+        await eventually(async () => {
+          const lb = await lbOf("web");
+          return lb !== undefined && lb.id !== lost.id;
+        }, 20_000);
+        const fresh = (await lbOf("web"))!;
+        await eventually(async () => {
+          const svc = await client.get(SERVICES, "web", { namespace: "default" });
+          return svc.status?.loadBalancer?.ingress?.[0]?.ip === fresh.public_net.ipv4.ip;
+        }, 20_000);
+        assert(
+          (await eventsOf(client, "web")).some((e) => e.startsWith("Warning LoadBalancerMissing")),
+          "the Service says so",
+        );
       });
 
       await t.step("loadBalancerClass: a foreign class is ignored, ours is served", async () => {

@@ -193,7 +193,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     cluster: string,
     service: Service,
     nodes: Node[],
-  ): Promise<{ warnings: ProviderWarning[] }> {
+  ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
     const spec = this.#spec(service);
     // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
     // but say when the type cannot hold them all.
@@ -201,7 +201,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       const warnings: ProviderWarning[] = [];
       const type = (await this.#catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
       warnTooManyTargets(desiredServerIds(nodes, spec).ids.length, type, warnings);
-      return { warnings };
+      return { warnings, updated: false };
     }
     // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
     const lb = await this.#findOwned(cluster, service, spec).catch((err) => {
@@ -209,8 +209,24 @@ export class HcloudLoadBalancers implements LoadBalancers {
       throw err;
     });
     const { ids, warnings } = desiredServerIds(nodes, spec);
-    if (lb) await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
-    return { warnings };
+    if (!lb) return { warnings, updated: false };
+    const changed = await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
+    return { warnings, updated: changed };
+  }
+
+  /** One listing of this cluster's balancers (pages of 50, trimmed to the owner label). */
+  async existingLoadBalancerOwners(): Promise<Set<string> | undefined> {
+    if (!this.#clusterId) return undefined;
+    const owners = await this.#client.listAll<{ labels?: Record<string, string> }, string>(
+      "list load balancers",
+      "load_balancers",
+      (page) =>
+        this.#client.api.GET("/load_balancers", {
+          params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${this.#clusterId}`, page, per_page: 50 } },
+        }),
+      (lb) => lb.labels?.[SERVICE_UID_LABEL] ?? "",
+    );
+    return new Set(owners.filter(Boolean));
   }
 
   async ensureLoadBalancerDeleted(_cluster: string, service: Service): Promise<void> {
