@@ -267,11 +267,14 @@ class ServiceController implements Controller {
 
   /** Re-ensures every synced Service whose balancer is gone (deleted outside the CCM). */
   async #verify(): Promise<void> {
-    const owners = await this.#lbs.existingLoadBalancerOwners?.();
+    const synced = this.#ctx.informers.for(SERVICES).list().filter((svc) =>
+      this.#synced.has(objectKey(svc)) && this.#wants(svc) && !svc.metadata?.deletionTimestamp
+    );
+    if (synced.length === 0) return;
+    const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length);
     if (!owners) return;
-    for (const svc of this.#ctx.informers.for(SERVICES).list()) {
+    for (const svc of synced) {
       const key = objectKey(svc);
-      if (!this.#synced.has(key) || !this.#wants(svc) || svc.metadata?.deletionTimestamp) continue;
       if (owners.has(svc.metadata!.uid!)) continue;
       this.#log.warning("the load balancer of {service} is gone; recreating it", { service: key });
       this.#recorder.event(

@@ -87,10 +87,11 @@ export interface LoadBalancers {
     nodes: Node[],
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
-   * Optional: the UIDs of the Services whose balancers exist now, from one cheap listing, so balancers
-   * deleted outside the CCM are recreated. Undefined when the provider cannot tell.
+   * Optional: the UIDs of the Services whose balancers exist now, so balancers deleted outside the
+   * CCM are recreated. `expected` is how many should exist; a provider may answer `undefined` when a
+   * cheap count shows none is missing (or when it cannot tell).
    */
-  existingLoadBalancerOwners?(): Promise<Set<string> | undefined>;
+  existingLoadBalancerOwners?(expected: number): Promise<Set<string> | undefined>;
   /** Deletes the balancer; succeeds when it is already gone. */
   ensureLoadBalancerDeleted(clusterName: string, service: Service): Promise<void>;
   /**
