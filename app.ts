@@ -17,8 +17,9 @@ import { abortableSleep, backoffDelay } from "./lib/sleep.ts";
 import { Registry } from "./lib/metrics.ts";
 import { serveStatus } from "./lib/status_server.ts";
 import { Conditions } from "./lib/conditions.ts";
-import { logger } from "./lib/log.ts";
+import { logger, redact } from "./lib/log.ts";
 import { processMetrics } from "./lib/process_metrics.ts";
+import { ConfigError } from "./config/config_error.ts";
 
 /** Everything {@link runApp} needs, already validated. */
 export interface AppOptions {
@@ -50,7 +51,13 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
   });
   if (options.wrapTransport) transport = options.wrapTransport(transport);
   const client = new KubeClient(transport, "deno-ccm");
-  const state = { apiserver: false, cloud: false, synced: false, leading: false };
+  const state: {
+    apiserver: boolean;
+    cloud: boolean;
+    synced: boolean;
+    leading: boolean;
+    cloudProblem?: string;
+  } = { apiserver: false, cloud: false, synced: false, leading: false };
   const elector = flags.leaderElect
     ? new LeaderElector(client, {
       namespace: flags.leaderElectResourceNamespace,
@@ -64,41 +71,46 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     : undefined;
 
   const conditions = new Conditions();
+  const tls = flags.securePort > 0 && flags.tlsCertFile
+    ? {
+      cert: await Deno.readTextFile(flags.tlsCertFile),
+      key: await Deno.readTextFile(flags.tlsPrivateKeyFile),
+    }
+    : undefined;
   const serverStop = new AbortController();
   const server = flags.securePort > 0
-    ? serveStatus({
-      hostname: flags.bindAddress,
-      port: flags.securePort,
-      registry,
-      tls: flags.tlsCertFile
-        ? {
-          cert: await Deno.readTextFile(flags.tlsCertFile),
-          key: await Deno.readTextFile(flags.tlsPrivateKeyFile),
-        }
-        : undefined,
-      signal: serverStop.signal,
-      onListen: (addr) => {
-        log.info("serving /healthz, /readyz and /metrics on {host}:{port}", {
-          host: addr.hostname,
-          port: addr.port,
-        });
-        options.onListen?.(addr);
-      },
-      health: [{ name: "ping", check: () => undefined }],
-      ready: [
-        { name: "kube-apiserver", check: () => state.apiserver ? undefined : "not reached yet" },
-        { name: "cloud", check: () => state.cloud ? undefined : "provider not initialized yet" },
-        {
-          name: "leader-election",
-          check: () => !elector || elector.leaderKnown ? undefined : "lease not read yet",
+    ? listenOrExplain(flags.bindAddress, flags.securePort, "--bind-address/--secure-port", () =>
+      serveStatus({
+        hostname: flags.bindAddress,
+        port: flags.securePort,
+        registry,
+        tls,
+        signal: serverStop.signal,
+        onListen: (addr) => {
+          log.info("serving /healthz, /readyz and /metrics on {host}:{port}", {
+            host: addr.hostname,
+            port: addr.port,
+          });
+          options.onListen?.(addr);
         },
-        { name: "controllers", check: () => conditions.problem() },
-        {
-          name: "informer-sync",
-          check: () => !state.leading || state.synced ? undefined : "caches not synced yet",
-        },
-      ],
-    })
+        health: [{ name: "ping", check: () => undefined }],
+        ready: [
+          { name: "kube-apiserver", check: () => state.apiserver ? undefined : "not reached yet" },
+          {
+            name: "cloud",
+            check: () => state.cloud ? undefined : state.cloudProblem ?? "provider not initialized yet",
+          },
+          {
+            name: "leader-election",
+            check: () => !elector || elector.leaderKnown ? undefined : "lease not read yet",
+          },
+          { name: "controllers", check: () => conditions.problem() },
+          {
+            name: "informer-sync",
+            check: () => !state.leading || state.synced ? undefined : "caches not synced yet",
+          },
+        ],
+      }))
     : undefined;
 
   // The official CCM's metrics port: a port someone else holds is logged, not fatal (as there).
@@ -156,6 +168,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
         signal,
         `initialize the ${options.provider.name} provider`,
         (s) => options.provider.initialize!(s),
+        (message) => state.cloudProblem = message,
       );
     }
     state.cloud = true;
@@ -203,6 +216,7 @@ async function retryUntil(
   signal: AbortSignal,
   what: string,
   attempt: (s: AbortSignal) => Promise<void>,
+  onError?: (message: string) => void,
 ): Promise<void> {
   const log = logger("app");
   for (let failures = 0; !signal.aborted; failures++) {
@@ -212,6 +226,9 @@ async function retryUntil(
       return;
     } catch (err) {
       if (signal.aborted) break;
+      // Bad configuration does not heal by waiting (a rejected token, say): stop with its message.
+      if (err instanceof ConfigError) throw err;
+      onError?.(`cannot ${what}: ${redact(err instanceof Error ? err.message : String(err))}`);
       const delay = backoffDelay(failures, { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 });
       log.warning("cannot {what}: {error}; retrying in {seconds} s", {
         what,
@@ -229,5 +246,16 @@ function hostname(): string {
     return Deno.hostname();
   } catch {
     return "deno-ccm";
+  }
+}
+
+/** Runs `listen`; a port that cannot be had is a configuration error naming the address and flags. */
+function listenOrExplain<T>(host: string, port: number, flags: string, listen: () => T): T {
+  try {
+    return listen();
+  } catch (err) {
+    throw new ConfigError(`${flags}: cannot listen on ${host}:${port}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }

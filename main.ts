@@ -83,6 +83,12 @@ export async function main(args: string[], env: Record<string, string | undefine
       registry,
     }, stop.signal);
   } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(
+        `deno-ccm: invalid configuration:\n${err.problems.map((p) => `  - ${redact(p)}`).join("\n")}`,
+      );
+      return EXIT_CONFIG;
+    }
     log.error("fatal: {error}", { error: err instanceof Error ? err.message : String(err) });
     return 1;
   }

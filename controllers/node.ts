@@ -104,6 +104,7 @@ class NodeController implements Controller {
       throw err;
     }
     this.#warn(node, meta?.warnings ?? []);
+    if (meta) this.#warnDuplicates(node, meta.providerID);
     if (!meta) {
       const ips = node.metadata?.annotations?.["alpha.kubernetes.io/provided-node-ip"];
       const message = node.spec?.providerID
@@ -163,6 +164,25 @@ class NodeController implements Controller {
       name,
       providerID: node.spec?.providerID || meta.providerID,
     });
+  }
+
+  /** Several Nodes matched to one server all get its addresses: say so on each (it is not fixed here). */
+  #warnDuplicates(node: Node, providerID: string): void {
+    const others = this.#ctx.informers.for(NODES).list().filter((n) =>
+      n.metadata?.name !== node.metadata?.name && n.spec?.providerID === providerID
+    );
+    if (others.length === 0) return;
+    const names = [node, ...others].map((n) => n.metadata?.name).sort().join(", ");
+    for (const n of [node, ...others]) {
+      this.#recorder.event(
+        NODES,
+        n,
+        "Warning",
+        "DuplicateProviderID",
+        `Nodes ${names} all match server ${providerID}: they share its addresses and lifecycle; ` +
+          "rename or remove the extra Nodes",
+      );
+    }
   }
 
   #warn(node: Node, warnings: { reason: string; message: string }[]): void {

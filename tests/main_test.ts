@@ -164,3 +164,44 @@ Deno.test("main: an unreachable apiserver is retried with backoff and /readyz st
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test({
+  name: "main: a rejected token and a busy port are configuration errors (exit 2) naming the setting",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const cluster = await TestCluster.start();
+    const t = await startTestSim();
+    try {
+      const wrong = spawnCcm(
+        [`--kubeconfig=${cluster.kubeconfigPath}`, "--leader-elect=false"],
+        { HCLOUD_TOKEN: "x".repeat(64), HCLOUD_ENDPOINT: t.sim.endpoint },
+      );
+      assertEquals((await wrong.status).code, 2, wrong.output());
+      assertMatch(
+        wrong.output(),
+        /HCLOUD_TOKEN: rejected by the Hetzner API at http:\/\/127\.0\.0\.1:\d+\/v1 \(401/,
+      );
+      assert(!wrong.output().includes("x".repeat(64)), "never the token");
+
+      const holder = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const port = (holder.addr as Deno.NetAddr).port;
+      try {
+        const busy = spawnCcm(
+          [`--kubeconfig=${cluster.kubeconfigPath}`, "--leader-elect=false", `--secure-port=${port}`],
+          { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: t.sim.endpoint },
+        );
+        assertEquals((await busy.status).code, 2, busy.output());
+        assert(
+          busy.output().includes(`--bind-address/--secure-port: cannot listen on 127.0.0.1:${port}`),
+          busy.output(),
+        );
+      } finally {
+        holder.close();
+      }
+    } finally {
+      await t.finish();
+      await cluster.stop();
+    }
+  },
+});

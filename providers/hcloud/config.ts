@@ -35,6 +35,8 @@ export interface HcloudConfig {
   debug: boolean;
   /** Network name or ID (`HCLOUD_NETWORK`). */
   network?: string;
+  /** The token came from HCLOUD_TOKEN_FILE (for messages; never the token itself). */
+  tokenFromFile?: boolean;
   networkRoutesEnabled: boolean;
   networkDisableAttachedCheck: boolean;
   addressFamily: AddressFamily;
@@ -86,11 +88,19 @@ export async function readHcloudConfig(
 
   let token = str("HCLOUD_TOKEN");
   const tokenFile = str("HCLOUD_TOKEN_FILE");
-  if (!token && tokenFile) {
+  if (tokenFile) {
     try {
-      token = (await Deno.readTextFile(tokenFile)).trim();
+      const fromFile = (await Deno.readTextFile(tokenFile)).trim();
+      // Both set and different: which one was meant cannot be known (the official CCM takes HCLOUD_TOKEN).
+      if (token && fromFile !== token) {
+        errors.push(
+          `HCLOUD_TOKEN and HCLOUD_TOKEN_FILE (${tokenFile}) are both set and differ: set only one of them`,
+        );
+      }
+      token ||= fromFile;
     } catch (err) {
-      errors.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}: ${(err as Error).message}`);
+      if (!token) errors.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}: ${(err as Error).message}`);
+      else warnings.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}; using HCLOUD_TOKEN`);
     }
   }
   if (!token && !tokenFile) errors.push("HCLOUD_TOKEN (or HCLOUD_TOKEN_FILE) is required");
@@ -146,6 +156,7 @@ export async function readHcloudConfig(
     endpoint,
     debug: bool("HCLOUD_DEBUG", false),
     network,
+    tokenFromFile: !str("HCLOUD_TOKEN") && !!tokenFile,
     networkRoutesEnabled: network ? bool("HCLOUD_NETWORK_ROUTES_ENABLED", true) : false,
     networkDisableAttachedCheck: bool("HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK", false),
     addressFamily: family as AddressFamily,
@@ -170,6 +181,11 @@ export async function readHcloudConfig(
       privateSubnetIpRange: subnet,
     },
   };
+  if (config.loadBalancers.usePrivateIp && !config.network) {
+    errors.push(
+      `${lbPrefix}USE_PRIVATE_IP=true needs a network: set HCLOUD_NETWORK (private IPs live in a network)`,
+    );
+  }
   if (str("ROBOT_ENABLED") && bool("ROBOT_ENABLED", false)) {
     errors.push("ROBOT_ENABLED: Robot (dedicated server) support is not implemented by deno-ccm");
   }

@@ -69,3 +69,30 @@ Deno.test("hcloud config: token file, Go booleans, durations, and every bad valu
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("hcloud config: contradictory settings are errors naming them", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const token = "a".repeat(64);
+    await Deno.writeTextFile(`${dir}/token`, "b".repeat(64));
+    const both = await readHcloudConfig({ HCLOUD_TOKEN: token, HCLOUD_TOKEN_FILE: `${dir}/token` });
+    assertEquals(both.errors, [
+      `HCLOUD_TOKEN and HCLOUD_TOKEN_FILE (${dir}/token) are both set and differ: set only one of them`,
+    ]);
+    assert(!both.errors.join().includes(token), "never the token itself");
+    await Deno.writeTextFile(`${dir}/same`, `${token}\n`);
+    assertEquals(
+      (await readHcloudConfig({ HCLOUD_TOKEN: token, HCLOUD_TOKEN_FILE: `${dir}/same` })).errors,
+      [],
+    );
+    const privateIp = await readHcloudConfig({
+      HCLOUD_TOKEN: token,
+      HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP: "true",
+    });
+    assertEquals(privateIp.errors, [
+      "HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP=true needs a network: set HCLOUD_NETWORK (private IPs live in a network)",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -17,6 +17,7 @@ import { HcloudLoadBalancers } from "./load_balancers.ts";
 import { ServerLabeler } from "./server_labeler.ts";
 import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
+import { ConfigError } from "../../config/config_error.ts";
 
 /** See the module doc. */
 export class HcloudProvider implements CloudProvider {
@@ -71,10 +72,24 @@ export class HcloudProvider implements CloudProvider {
 
   /** Checks the token (`GET /locations`, as the official CCM does) and resolves `HCLOUD_NETWORK`. */
   async initialize(signal: AbortSignal): Promise<void> {
-    await this.client.call(
-      "validate token",
-      this.client.api.GET("/locations", { params: { query: { per_page: 1 } }, signal }),
-    );
+    try {
+      await this.client.call(
+        "validate token",
+        this.client.api.GET("/locations", { params: { query: { per_page: 1 } }, signal }),
+      );
+    } catch (err) {
+      // A rejected token does not heal by retrying: a configuration error, as in the official CCM.
+      if (err instanceof CloudApiError && (err.status === 401 || err.status === 403)) {
+        throw new ConfigError(
+          `HCLOUD_TOKEN${
+            this.config.tokenFromFile ? ` (from HCLOUD_TOKEN_FILE)` : ""
+          }: rejected by the Hetzner ` +
+            `API at ${this.config.endpoint} (${err.status} ${err.code}); check the token and its project`,
+          { cause: err },
+        );
+      }
+      throw err;
+    }
     if (this.config.network) {
       const wanted = this.config.network;
       const byId = /^\d+$/.test(wanted)
