@@ -23,6 +23,7 @@ const OPTIONS: FaultScenarioOptions = {
   killEveryMs: [10_000, 25_000],
   apiserverRestartsAtMs: [30_000, 120_000],
   convergeWithinMs: 120_000,
+  safetyPhases: { emptyForMs: 20_000 },
 };
 
 /**
@@ -51,6 +52,8 @@ export async function faultsScenario(latencyMs: number, actionMs: number): Promi
       latency_spikes: r.latencySpikes,
       failed_actions: r.failedActions,
       load_balancers_created: r.loadBalancersCreated,
+      hostile_service_balancer_changes: r.hostileTouches,
+      nodes_deleted_while_cloud_empty: r.nodesDeletedWhenEmpty,
       problems: r.problems,
     };
   } finally {

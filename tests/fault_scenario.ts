@@ -16,6 +16,7 @@ import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { DEFAULT_SIM_TOKEN, type Simulator } from "../providers/hcloud_sim/simulator.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { emptyCloudPhase, hostileServicePhase } from "./fault_phases.ts";
 
 /** Sizes and fault rates of one run. */
 export interface FaultScenarioOptions {
@@ -41,6 +42,8 @@ export interface FaultScenarioOptions {
   convergeWithinMs: number;
   /** Extra CCM flags. */
   ccmArgs?: string[];
+  /** After converging: a hostile Service, then a cloud that looks empty for `emptyForMs`. */
+  safetyPhases?: { emptyForMs: number };
 }
 
 /** What a run did and how it ended. */
@@ -51,6 +54,10 @@ export interface FaultScenarioResult {
   convergedSeconds?: number;
   /** Violated invariants at the end (empty when converged). */
   problems: string[];
+  /** Mutating calls the hostile Service caused on another Service's balancer (must be 0). */
+  hostileTouches?: number;
+  /** Nodes deleted while the cloud looked empty (must be 0). */
+  nodesDeletedWhenEmpty?: number;
   kills: number;
   apiserverRestarts: number;
   /** Seconds the apiserver was down (stop plus start until ready), all restarts together. */
@@ -252,13 +259,26 @@ export async function runFaultScenario(
       options.convergeWithinMs,
     );
     const convergedSeconds = converged ? (Date.now() - calm) / 1000 : undefined;
-    const problems = converged ? [] : await invariants(client, sim, live);
+    let hostileTouches: number | undefined;
+    let nodesDeletedWhenEmpty: number | undefined;
+    if (converged && options.safetyPhases) {
+      hostileTouches = await hostileServicePhase(client, sim, "keep-0");
+      nodesDeletedWhenEmpty = await emptyCloudPhase(client, sim, options.safetyPhases.emptyForMs);
+    }
+    const settled = !options.safetyPhases ||
+      await waitUntil(
+        async () => (await invariants(client, sim, live)).length === 0,
+        options.convergeWithinMs,
+      );
+    const problems = converged && settled ? [] : await invariants(client, sim, live);
     clearInterval(sampler);
     const figures = [...usage.values()];
     return {
       faultSeconds,
       convergedSeconds,
       problems,
+      hostileTouches,
+      nodesDeletedWhenEmpty,
       kills: processes.length - 1,
       apiserverRestarts,
       apiserverDownSeconds: Math.round(apiserverDownSeconds),

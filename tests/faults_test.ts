@@ -4,7 +4,9 @@
  * an apiserver restart after an etcd compaction, while 100 Services go through create/update/delete
  * and 50 nodes join or leave. After the faults stop, within 2 minutes: no load balancer without a
  * live Service, every LoadBalancer Service has its ingress and the right targets, no Node was
- * deleted while its server existed, and the routes match the pod CIDRs exactly.
+ * deleted while its server existed, and the routes match the pod CIDRs exactly. Then a hostile Service
+ * naming another Service's balancer touches nothing, and a cloud that looks empty for 15 s while every
+ * Node is NotReady deletes no Node.
  */
 import { assert } from "./assert.ts";
 import { TestCluster } from "./kube_cluster.ts";
@@ -33,12 +35,21 @@ Deno.test({
         killEveryMs: [4_000, 9_000],
         apiserverRestartsAtMs: [15_000],
         convergeWithinMs: 120_000,
+        safetyPhases: { emptyForMs: 15_000 },
       });
       assert(
         result.problems.length === 0,
         `not converged within 2 minutes:\n  ${
           result.problems.join("\n  ")
         }\nlast CCM log:\n${result.lastOutput}`,
+      );
+      assert(
+        result.hostileTouches === 0,
+        `the hostile Service touched another balancer ${result.hostileTouches}×`,
+      );
+      assert(
+        result.nodesDeletedWhenEmpty === 0,
+        `${result.nodesDeletedWhenEmpty} Nodes deleted while the cloud looked empty`,
       );
       assert(result.kills >= 3, `the CCM was killed and restarted only ${result.kills} times`);
       assert(result.apiserverRestarts === 1, "the apiserver restarted");
