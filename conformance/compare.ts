@@ -23,7 +23,12 @@ export interface Difference {
  */
 const TIMING_WARNINGS: { kind: string; reason: RegExp; message: RegExp }[] = [
   { kind: "Service", reason: /^ClusterIPNotAllocated$/, message: /./ },
-  { kind: "Node", reason: /^FailedToCreateRoute$/, message: /not part of routes target addresses/i },
+  // The route controller acted before the Node had its InternalIP (HCCM's and our wording).
+  {
+    kind: "Node",
+    reason: /^FailedToCreateRoute$/,
+    message: /not part of routes target addresses|has no InternalIP/i,
+  },
   { kind: "Node", reason: /^UnknownProviderIDPrefix$/, message: /./ },
   {
     kind: "Service",

@@ -18,6 +18,7 @@ import type { Route, Routes } from "../providers/provider.ts";
 import { type Cidr, cidrContains, formatIp, lastAddress, parseCidr } from "../lib/cidr.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
+import { hasTaint, UNINITIALIZED_TAINT } from "./node_metadata.ts";
 
 /** The component name on events. */
 export const ROUTE_COMPONENT = "route_controller";
@@ -141,6 +142,8 @@ class RouteController implements Controller {
     for (const w of wanted) {
       const name = w.node.metadata!.name!;
       if (present.has(`${w.cidr}|${w.gateway}`)) continue;
+      // Not initialized yet: its InternalIP is still coming (the Node's update brings another run).
+      if (!w.gateway && hasTaint(w.node, UNINITIALIZED_TAINT)) continue;
       const started = Date.now();
       try {
         if (!w.gateway) throw new Error("the node has no InternalIP address");

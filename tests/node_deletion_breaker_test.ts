@@ -70,3 +70,36 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "node lifecycle: a provider ID beyond 2^53 is never rounded to another server, never deleted",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const client = await adminClient(cluster);
+    await registerNode(client, "huge", { providerID: "hcloud://9007199254740993" });
+    await setReady(client, "huge", false);
+    const ccm = await startCcm(cluster, s.sim, [
+      "--controllers=cloud-node,cloud-node-lifecycle",
+      "--node-monitor-period=500ms",
+    ]);
+    try {
+      await eventually(async () =>
+        (await eventsOf(client, "huge")).some((e) =>
+          e.startsWith("Warning UnsupportedNode") && e.includes("beyond the IDs this CCM can address exactly")
+        )
+      );
+      await new Promise((r) => setTimeout(r, 2_000));
+      assertEquals((await client.get<Node>(NODES, "huge")).spec?.providerID, "hcloud://9007199254740993");
+      assertEquals(s.sim.count(/^GET \/servers\/\{id\}$/), 0, "no lookup of a rounded ID");
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});

@@ -1,5 +1,6 @@
 /**
- * Service fields a Hetzner load balancer cannot honour, said out loud instead of silently ignored:
+ * Service fields a Hetzner load balancer cannot honour, said out loud instead of silently ignored
+ * (as are `load-balancer.hetzner.cloud/` annotations this CCM does not know or implement):
  * `spec.loadBalancerSourceRanges` (a Hetzner balancer has no firewall), `spec.loadBalancerIP` (its
  * address cannot be chosen), and Services that leave it nothing to serve (only UDP/SCTP ports, or
  * `allocateLoadBalancerNodePorts: false`). A new balancer that would serve nothing, or would be
@@ -10,7 +11,13 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { ProviderWarning } from "../provider.ts";
-import type { LoadBalancerSpec } from "./lb_annotations.ts";
+import { KNOWN_ANNOTATIONS, type LoadBalancerSpec, PREFIX } from "./lb_annotations.ts";
+
+/** The official CCM's annotations (after v1.37) that this CCM does not implement yet. */
+const NOT_IMPLEMENTED: Record<string, string> = {
+  "public-net-ipv4": "Primary IPs for load balancers are not supported yet",
+  "public-net-ipv6": "Primary IPs for load balancers are not supported yet",
+};
 
 /** What the Service asks that cannot be done: warnings, and why a new balancer must not be made. */
 export interface FieldVerdict {
@@ -46,6 +53,21 @@ export function checkServiceFields(
       refuseCreate =
         `${message}; no public balancer is created for it. Remove the ranges, or keep the balancer ` +
         'private with the annotation load-balancer.hetzner.cloud/disable-public-network: "true"';
+    }
+  }
+  for (const key of Object.keys(service.metadata?.annotations ?? {})) {
+    if (!key.startsWith(PREFIX)) continue;
+    const name = key.slice(PREFIX.length);
+    if (NOT_IMPLEMENTED[name]) {
+      warnings.push({
+        reason: "UnsupportedAnnotation",
+        message: `annotation ${key} is ignored: ${NOT_IMPLEMENTED[name]}`,
+      });
+    } else if (!KNOWN_ANNOTATIONS.includes(name)) {
+      warnings.push({
+        reason: "UnknownAnnotation",
+        message: `annotation ${key.slice(0, 120)} is not known and has no effect (a typo?)`,
+      });
     }
   }
   if (s.loadBalancerIP) {

@@ -9,6 +9,7 @@ import type { Registry } from "../../lib/metrics.ts";
 import { abortableSleep, backoffDelay } from "../../lib/sleep.ts";
 import { logger } from "../../lib/log.ts";
 import { currentPriority, RESERVE } from "../../lib/priority.ts";
+import { CloudApiError } from "../errors.ts";
 
 /** The contract: any `fetch`-like function. Tests may swap it. */
 export type HcloudTransport = (request: Request) => Promise<Response>;
@@ -144,7 +145,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       // 429 was not processed, so any method may repeat it; 5xx and lost connections only for reads.
       const retryable = code === 429 || (idempotent && (code === 0 || code >= 500));
       if (!retryable || attempt >= maxRetries) {
-        if (response) return response;
+        if (response) return await exactNumbers(response);
         throw failure;
       }
       const retryAfter = Number(response?.headers.get("retry-after"));
@@ -169,4 +170,30 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
     }
   };
   return state;
+}
+
+/** A JSON number literal too large to be exact in JavaScript (IDs are int64 in the API). */
+const BIG_NUMBER = /[:[,]\s*(\d{16,})(?=\s*[,\]}])/g;
+
+/**
+ * The response, after checking that no number in it is beyond 2^53 - 1: parsed, such an ID would
+ * silently name another object, so the call fails instead.
+ */
+async function exactNumbers(response: Response): Promise<Response> {
+  if (!(response.headers.get("content-type") ?? "").includes("json")) return response;
+  const text = await response.text();
+  for (const m of text.matchAll(BIG_NUMBER)) {
+    if (BigInt(m[1]) > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new CloudApiError(
+        `the API answered with the number ${m[1]}, beyond the IDs this CCM can handle exactly ` +
+          `(up to ${Number.MAX_SAFE_INTEGER}); refusing to act on it`,
+        { status: response.status, code: "unsafe_number" },
+      );
+    }
+  }
+  return new Response(text, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

@@ -1,0 +1,18 @@
+import { assertEquals, assertRejects } from "../../tests/assert.ts";
+import { createTransport } from "./transport.ts";
+import { CloudApiError } from "../errors.ts";
+
+const answering = (body: string) =>
+  createTransport({
+    token: "t",
+    fetch: () => Promise.resolve(new Response(body, { headers: { "content-type": "application/json" } })),
+  });
+
+Deno.test("hcloud transport: a number beyond 2^53 in an answer fails the call instead of naming another object", async () => {
+  const send = (body: string) => answering(body).send(new Request("http://127.0.0.1:1/v1/servers"));
+  const ok = await send('{"servers":[{"id":9007199254740991,"name":"12345678901234567890"}]}');
+  assertEquals((await ok.json()).servers[0].id, 9007199254740991);
+  const err = await assertRejects(() => send('{"server":{"id": 9007199254740993 }}'), CloudApiError);
+  assertEquals(err.code, "unsafe_number");
+  await assertRejects(() => send('{"network":{"servers":[1,18446744073709551615]}}'), CloudApiError);
+});
