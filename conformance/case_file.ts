@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { SeedState } from "../providers/hcloud_sim/control.ts";
+
 /** A server as the simulator's seed takes it. */
 export interface ServerSeed {
   name: string;
@@ -93,12 +95,7 @@ export interface Case {
   env?: Record<string, string>;
   flags?: string[];
   seed: {
-    networks?: {
-      name: string;
-      ip_range: string;
-      subnets?: { ip_range: string; network_zone: string; type?: string }[];
-      routes?: { destination: string; gateway: string }[];
-    }[];
+    networks?: SeedState["networks"];
     servers?: ServerSeed[];
     certificates?: {
       name: string;
@@ -165,9 +162,14 @@ export function substitute<T>(value: T, certs: Map<string, number>, uids: Map<st
       }
       return String(found);
     });
+  return mapStrings(value, one);
+}
+
+/** A copy of a JSON value with every string (not key) passed through `fn`. */
+export function mapStrings<T>(value: T, fn: (s: string) => string): T {
   const walk = (v: unknown): unknown =>
     typeof v === "string"
-      ? one(v)
+      ? fn(v)
       : Array.isArray(v)
       ? v.map(walk)
       : v && typeof v === "object"

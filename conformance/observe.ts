@@ -10,7 +10,7 @@ import type { Event, Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { EVENTS, NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 import { renderLoadBalancer, targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import type { LoadBalancer } from "../providers/hcloud_sim/world.ts";
-import type { PhaseState } from "./case_file.ts";
+import { mapStrings, type PhaseState } from "./case_file.ts";
 import type { CaseEnvironment } from "./case_environment.ts";
 
 const NODE_LABEL =
@@ -96,15 +96,7 @@ export class Normalizer {
 
   /** Every string of a JSON value through {@link text}. */
   deep<T>(value: T): T {
-    const walk = (v: unknown): unknown =>
-      typeof v === "string"
-        ? this.text(v)
-        : Array.isArray(v)
-        ? v.map(walk)
-        : v && typeof v === "object"
-        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
-        : v;
-    return walk(value) as T;
+    return mapStrings(value, (s) => this.text(s));
   }
 }
 

@@ -22,32 +22,16 @@ import {
 } from "./lb_desired.ts";
 import { LbCertificates } from "./lb_certificates.ts";
 import { checkServiceFields } from "./lb_service_fields.ts";
+import { LbLookup } from "./lb_lookup.ts";
+import { existingOwners, sweepOrphans } from "./lb_inventory.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { parseProviderId } from "./instances.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
+import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 
 type LB = Schemas["load_balancer"];
 
-/** The label that ties a load balancer to its Service. */
-export const SERVICE_UID_LABEL = "hcloud-ccm/service-uid";
-/** The label with the creating cluster's identity (the kube-system namespace UID). */
-export const CLUSTER_ID_LABEL = "deno-ccm/cluster-id";
-/** Orphans younger than this may still be in the middle of their first sync. */
-const ORPHAN_MIN_AGE_MS = 60_000;
-
-/** The fields of a listed load balancer the orphan sweep reads, and what it keeps of them. */
-interface SweptRaw {
-  id: number;
-  labels?: Record<string, string>;
-  protection?: { delete?: boolean };
-  created: string;
-}
-interface Swept {
-  id: number;
-  uid?: string;
-  protected: boolean;
-  created: number;
-}
+export { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 
 /** See the module doc. */
 export class HcloudLoadBalancers implements LoadBalancers {
@@ -59,8 +43,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #catalog: CatalogCache;
   readonly #labeler: ServerLabeler;
   #clusterId?: string;
-  /** Whether a Service UID exists in this cluster; until the controller says, every UID does (safe). */
-  #serviceExists: (uid: string) => boolean = () => true;
+  readonly #lookup: LbLookup;
 
   constructor(
     client: HcloudClient,
@@ -76,6 +59,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#networkId = networkId;
     this.#certificates = new LbCertificates(client, actions);
     this.#catalog = new CatalogCache(client);
+    this.#lookup = new LbLookup(client, () => this.#clusterId);
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
@@ -84,7 +68,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   async getLoadBalancer(_cluster: string, service: Service): Promise<LoadBalancerStatus | undefined> {
-    const lb = await this.#findByUid(service);
+    const lb = await this.#lookup.findByUid(service);
     if (!lb) return undefined;
     const { spec } = parseLoadBalancerSpec(service, this.#defaults);
     return { ingress: ingressOf(lb, spec) };
@@ -122,7 +106,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificateIds);
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
     warnings.push(...serviceWarnings, ...targetWarnings);
-    let lb = await this.#findOwned(cluster, service, spec);
+    let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
     await this.#checkServiceLimit(spec, lb, services.length);
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...fields.warnings);
@@ -134,7 +118,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (identity) await this.#labeler.apply();
     if (!lb) lb = await this.#create(cluster, service, spec, services, ids, selector);
     let changed = await this.#reconcileAttributes(lb, service, spec);
-    if (changed) lb = await this.#get(lb.id);
+    if (changed) lb = await this.#lookup.get(lb.id);
     if (selector) warnTooManyTargets(ids.length, lb.load_balancer_type, warnings);
     changed = (await this.#reconcileServices(lb, services)) || changed;
     changed =
@@ -142,7 +126,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
         ? this.#reconcileLabelTarget(lb, selector, spec)
         : this.#reconcileTargets(lb, ids, spec, warnings, nodes))) ||
       changed;
-    if (changed) lb = await this.#get(lb.id);
+    if (changed) lb = await this.#lookup.get(lb.id);
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
@@ -150,38 +134,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#clusterId = clusterId;
   }
 
-  async sweepOrphans(clusterId: string, liveServiceUids: Set<string>): Promise<number> {
-    // Small pages, each cut down as it arrives: a label-selector load balancer lists every matched
-    // server with its health, ~120 kB at 1000 Nodes, so 50 of them in one page cost 30 MB to parse.
-    const all = await this.#client.listAll<SweptRaw, Swept>(
-      "list load balancers",
-      "load_balancers",
-      (page) =>
-        this.#client.api.GET("/load_balancers", {
-          params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 10 } },
-        }),
-      (lb) => ({
-        id: lb.id,
-        uid: lb.labels?.[SERVICE_UID_LABEL],
-        protected: lb.protection?.delete === true,
-        created: Date.parse(lb.created),
-      }),
-    );
-    let deleted = 0;
-    for (const lb of all) {
-      if (!lb.uid || liveServiceUids.has(lb.uid) || lb.protected) continue;
-      if (!(Date.now() - lb.created >= ORPHAN_MIN_AGE_MS)) continue; // young, or no valid `created`
-      try {
-        await this.#client.call(
-          "delete orphaned load balancer",
-          this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
-        );
-        deleted++;
-      } catch (err) {
-        if (!(err instanceof CloudApiError && err.status === 404)) throw err;
-      }
-    }
-    return deleted;
+  sweepOrphans(clusterId: string, liveServiceUids: Set<string>): Promise<number> {
+    return sweepOrphans(this.#client, clusterId, liveServiceUids);
   }
 
   /** Labels the eligible servers once for every label-selector load balancer. */
@@ -204,44 +158,26 @@ export class HcloudLoadBalancers implements LoadBalancers {
       return { warnings, updated: false };
     }
     // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
-    const lb = await this.#findOwned(cluster, service, spec).catch((err) => {
-      if (err instanceof TerminalError) return undefined;
-      throw err;
-    });
+    const lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec).catch(
+      (err) => {
+        if (err instanceof TerminalError) return undefined;
+        throw err;
+      },
+    );
     const { ids, warnings } = desiredServerIds(nodes, spec);
     if (!lb) return { warnings, updated: false };
     const changed = await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
     return { warnings, updated: changed };
   }
 
-  /**
-   * One request counts this cluster's balancers (a page of one); only when fewer exist than expected
-   * are they listed (pages of 10, cut to the owner label as they arrive: a label-selector balancer
-   * lists every matched server, ~120 kB at 1000 Nodes).
-   */
-  async existingLoadBalancerOwners(expected: number): Promise<Set<string> | undefined> {
-    if (!this.#clusterId) return undefined;
-    const label_selector = `${CLUSTER_ID_LABEL}=${this.#clusterId}`;
-    const first = await this.#client.call(
-      "count load balancers",
-      this.#client.api.GET("/load_balancers", { params: { query: { label_selector, per_page: 1 } } }),
-    );
-    const total = first.meta?.pagination?.total_entries;
-    if (typeof total === "number" && total >= expected) return undefined;
-    const owners = await this.#client.listAll<{ labels?: Record<string, string> }, string>(
-      "list load balancers",
-      "load_balancers",
-      (page) =>
-        this.#client.api.GET("/load_balancers", {
-          params: { query: { label_selector, page, per_page: 10 } },
-        }),
-      (lb) => lb.labels?.[SERVICE_UID_LABEL] ?? "",
-    );
-    return new Set(owners.filter(Boolean));
+  existingLoadBalancerOwners(expected: number): Promise<Set<string> | undefined> {
+    return this.#clusterId
+      ? existingOwners(this.#client, this.#clusterId, expected)
+      : Promise.resolve(undefined);
   }
 
   async ensureLoadBalancerDeleted(_cluster: string, service: Service): Promise<void> {
-    const lb = await this.#findByUid(service);
+    const lb = await this.#lookup.findByUid(service);
     if (!lb) return;
     // Delete protection wins: the load balancer (and its IPs) stay; the Service can go.
     if (lb.protection?.delete) return;
@@ -313,78 +249,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     }
   }
 
-  async #findByUid(service: Service): Promise<LB | undefined> {
-    const uid = service.metadata?.uid;
-    if (!uid) return undefined;
-    const data = await this.#client.call(
-      "find load balancer",
-      this.#client.api.GET("/load_balancers", {
-        params: { query: { label_selector: `${SERVICE_UID_LABEL}=${uid}` } },
-      }),
-    );
-    if (data.load_balancers.length > 1) {
-      throw new TerminalError(
-        `${data.load_balancers.length} load balancers carry ${SERVICE_UID_LABEL}=${uid}; remove the extra ones`,
-      );
-    }
-    return data.load_balancers[0];
-  }
-
   setServiceLookup(exists: (uid: string) => boolean): void {
-    this.#serviceExists = exists;
-  }
-
-  /**
-   * The Service's balancer: the one labelled with its UID, else a same-named one it may adopt. A
-   * same-named balancer is adopted only when no live owner claims it: labelled for a Service that no
-   * longer exists in this cluster (a recreated Service, the official CCM's stale-UID rule) and not
-   * tagged by another cluster, or carrying no owner label at all with the Service's explicit opt-in
-   * (`adopt-existing: "true"`). Anything else is reported and never changed.
-   */
-  async #findOwned(cluster: string, service: Service, spec: LoadBalancerSpec): Promise<LB | undefined> {
-    const own = await this.#findByUid(service);
-    if (own) return own;
-    const name = this.getLoadBalancerName(cluster, service);
-    const found = await this.#findByName(name);
-    if (!found) return undefined;
-    const owner = found.labels?.[SERVICE_UID_LABEL];
-    const otherCluster = found.labels?.[CLUSTER_ID_LABEL];
-    const refuse = (why: string) => {
-      throw new TerminalError(
-        `load balancer "${name}" (ID ${found.id}) exists and ${why}; it is left unchanged. Choose another ` +
-          `name with the annotation load-balancer.hetzner.cloud/name`,
-      );
-    };
-    if (otherCluster && this.#clusterId && otherCluster !== this.#clusterId) {
-      refuse(`belongs to another cluster (${CLUSTER_ID_LABEL}=${otherCluster})`);
-    }
-    if (owner) {
-      if (this.#serviceExists(owner)) refuse(`belongs to another Service (UID ${owner})`);
-      return found; // its Service is gone: a recreated Service takes it over
-    }
-    if (!spec.adoptExisting) {
-      refuse(
-        "carries no owner label (made outside Kubernetes?); to take it over, and replace its services and " +
-          'targets, annotate the Service with load-balancer.hetzner.cloud/adopt-existing: "true"',
-      );
-    }
-    return found;
-  }
-
-  async #findByName(name: string): Promise<LB | undefined> {
-    const data = await this.#client.call(
-      "find load balancer",
-      this.#client.api.GET("/load_balancers", { params: { query: { name } } }),
-    );
-    return data.load_balancers[0];
-  }
-
-  async #get(id: number): Promise<LB> {
-    return (await this.#client.call(
-      "get load balancer",
-      this.#client.api.GET("/load_balancers/{id}", { params: { path: { id } } }),
-    ))
-      .load_balancer;
+    this.#lookup.serviceExists = exists;
   }
 
   /** Sends one action request and waits until the action finished (the LB is locked until then). */

@@ -180,7 +180,8 @@ const BIG_NUMBER = /[:[,]\s*(\d{16,})(?=\s*[,\]}])/g;
  * silently name another object, so the call fails instead.
  */
 async function exactNumbers(response: Response): Promise<Response> {
-  if (!(response.headers.get("content-type") ?? "").includes("json")) return response;
+  const noBody = response.status === 204 || response.status === 205 || response.status === 304;
+  if (noBody || !(response.headers.get("content-type") ?? "").includes("json")) return response;
   const text = await response.text();
   for (const m of text.matchAll(BIG_NUMBER)) {
     if (BigInt(m[1]) > BigInt(Number.MAX_SAFE_INTEGER)) {

@@ -15,4 +15,11 @@ Deno.test("hcloud transport: a number beyond 2^53 in an answer fails the call in
   const err = await assertRejects(() => send('{"server":{"id": 9007199254740993 }}'), CloudApiError);
   assertEquals(err.code, "unsafe_number");
   await assertRejects(() => send('{"network":{"servers":[1,18446744073709551615]}}'), CloudApiError);
+  // A 204 (a DELETE) passes untouched.
+  const none = createTransport({
+    token: "t",
+    fetch: () =>
+      Promise.resolve(new Response(null, { status: 204, headers: { "content-type": "application/json" } })),
+  });
+  assertEquals((await none.send(new Request("http://127.0.0.1:1/v1/x", { method: "DELETE" }))).status, 204);
 });
