@@ -18,6 +18,7 @@ import { ServerLabeler } from "./server_labeler.ts";
 import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 import { ConfigError } from "../../config/config_error.ts";
+import { countOperations, OPERATIONS } from "./op_metrics.ts";
 
 /** See the module doc. */
 export class HcloudProvider implements CloudProvider {
@@ -55,18 +56,30 @@ export class HcloudProvider implements CloudProvider {
       addressFamily: config.addressFamily,
       zoneLabelEnabled: config.zoneLabelEnabled,
     };
-    this.instances = new HcloudInstances(this.client, this.cache, this.#instanceOptions);
+    this.instances = countOperations(
+      new HcloudInstances(this.client, this.cache, this.#instanceOptions),
+      OPERATIONS.instances,
+      registry,
+    );
     if (config.loadBalancers.enabled) {
-      this.loadBalancers = new HcloudLoadBalancers(
-        this.client,
-        this.actions,
-        config.loadBalancers,
-        () => this.networkId,
-        new ServerLabeler(this.client, this.cache),
+      this.loadBalancers = countOperations(
+        new HcloudLoadBalancers(
+          this.client,
+          this.actions,
+          config.loadBalancers,
+          () => this.networkId,
+          new ServerLabeler(this.client, this.cache),
+        ),
+        OPERATIONS.loadBalancers,
+        registry,
       );
     }
     if (config.network && config.networkRoutesEnabled) {
-      this.routes = new HcloudRoutes(this.client, this.actions, () => this.networkId);
+      this.routes = countOperations(
+        new HcloudRoutes(this.client, this.actions, () => this.networkId),
+        OPERATIONS.routes,
+        registry,
+      );
     }
   }
 
