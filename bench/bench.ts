@@ -3,24 +3,18 @@
  * (API latency 50 ms, actions 1 s), in five scenarios; writes bench/report.json, bench/report.md
  * and bench/convergence.svg.
  *
- *   deno task bench [--steady-minutes 10] [--latency-ms 50] [--action-ms 1000] [--only burst_join,churn]
+ *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
+ *                   [--latency-ms 50] [--action-ms 1000] [--only burst_join,churn]
  *
  * @module
  */
 import { parseArgs } from "node:util";
 import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { NODES } from "../kube/resources.ts";
-import type { KubeClient } from "../kube/client.ts";
 import { setupLogging } from "../lib/log.ts";
 import { type ScenarioResult, writeReport } from "./report.ts";
-import {
-  createNodes,
-  createServices,
-  ingressCount,
-  kubeletHeartbeats,
-  quantile,
-  waitFor,
-} from "./bench_util.ts";
+import { createNodes, createServices, ingressCount, initTimes, quantile, waitFor } from "./bench_util.ts";
+import { headline, type RefreshMode, steadyStateMatrix } from "./steady_state.ts";
 import { faultsScenario } from "./faults.ts";
 import { benchEnvironment } from "./environment.ts";
 
@@ -32,7 +26,8 @@ const { values } = parseArgs({
     "latency-ms": { type: "string", default: "50" },
     "action-ms": { type: "string", default: "1000" },
     only: { type: "string", default: SCENARIOS.join(",") },
-    "steady-nodes": { type: "string", default: "1000" },
+    "steady-nodes": { type: "string", default: "100,1000,5000" },
+    "steady-refresh": { type: "string", default: "actions,list" },
   },
 });
 setupLogging({ level: "warning", format: "text" });
@@ -44,34 +39,6 @@ const results: Record<string, ScenarioResult> = {};
 /** The benchmark's environment at this run's latency and action duration. */
 function environment(servers: number) {
   return benchEnvironment(servers, { latencyMs: LATENCY, actionMs: ACTION });
-}
-
-async function initTimes(
-  client: KubeClient,
-  names: Set<string>,
-  start: number,
-  timeoutMs: number,
-  series: [number, number][],
-) {
-  const done = new Map<string, number>();
-  await waitFor(
-    async () => {
-      for (const n of (await client.list(NODES)).items) {
-        const name = n.metadata!.name!;
-        if (
-          names.has(name) && !done.has(name) && n.spec?.providerID &&
-          !(n.spec.taints ?? []).some((t) => t.key.endsWith("uninitialized"))
-        ) {
-          done.set(name, (Date.now() - start) / 1000);
-        }
-      }
-      series.push([(Date.now() - start) / 1000, done.size / names.size]);
-      return done.size === names.size;
-    },
-    timeoutMs,
-    250,
-  );
-  return [...done.values()].sort((a, b) => a - b);
 }
 
 if (only.has("burst_join")) {
@@ -195,50 +162,14 @@ if (only.has("churn")) {
 }
 
 if (only.has("steady_state")) {
-  const nodes = Number(values["steady-nodes"]);
-  const minutes = Number(values["steady-minutes"]);
-  console.log(`steady_state: ${nodes} nodes and 50 Services, observed for ${minutes} min ...`);
-  const env = await environment(nodes);
-  await createNodes(env.client, nodes, 0);
-  await initTimes(
-    env.client,
-    new Set(Array.from({ length: nodes }, (_, i) => `node-${i}`)),
-    Date.now(),
-    600_000,
-    [],
-  );
-  await createServices(env.client, 50);
-  await waitFor(async () => (await ingressCount(env.client)) === 50, 900_000, 1_000);
-  const cpuBefore = await env.cpuSeconds();
-  const start = Date.now();
-  const from = env.sim.audit.length;
-  const kubelets = new AbortController();
-  const heartbeats = kubeletHeartbeats(
-    env.client,
-    Array.from({ length: nodes }, (_, i) => `node-${i}`),
-    5 * 60_000,
-    kubelets.signal,
-  );
-  await new Promise((r) => setTimeout(r, minutes * 60_000));
-  kubelets.abort();
-  await heartbeats;
-  const window = env.sim.audit.slice(from);
-  const hours = (Date.now() - start) / 3_600_000;
-  const byEndpoint: Record<string, number> = {};
-  for (const e of window) {
-    byEndpoint[e.route] = Math.round(((byEndpoint[e.route] ?? 0) + 1 / hours) * 10) / 10;
-  }
-  results.steady_state = {
-    nodes,
-    observed_minutes: minutes,
-    requests: window.length,
-    requests_per_hour: Math.round(window.length / hours),
-    requests_per_hour_by_endpoint: byEndpoint,
-    rss_mb_peak: env.peakRssMb(),
-    cpu_seconds: Math.round(((await env.cpuSeconds()) - cpuBefore) * 100) / 100,
-    // Last: the CCM stops here.
-    rate_limited_responses: await env.close(),
-  };
+  const matrix = await steadyStateMatrix({
+    nodes: values["steady-nodes"]!.split(",").map(Number),
+    refresh: values["steady-refresh"]!.split(",") as RefreshMode[],
+    minutes: Number(values["steady-minutes"]),
+    latencyMs: LATENCY,
+    actionMs: ACTION,
+  });
+  results.steady_state = headline(matrix);
 }
 
 if (only.has("faults")) {

@@ -126,3 +126,32 @@ export async function kubeletHeartbeats(
     await new Promise((r) => setTimeout(r, gap));
   }
 }
+
+/** Waits until every Node in `names` is initialized; returns the seconds each took, sorted. */
+export async function initTimes(
+  client: KubeClient,
+  names: Set<string>,
+  start: number,
+  timeoutMs: number,
+  series: [number, number][],
+) {
+  const done = new Map<string, number>();
+  await waitFor(
+    async () => {
+      for (const n of (await client.list(NODES)).items) {
+        const name = n.metadata!.name!;
+        if (
+          names.has(name) && !done.has(name) && n.spec?.providerID &&
+          !(n.spec.taints ?? []).some((t) => t.key.endsWith("uninitialized"))
+        ) {
+          done.set(name, (Date.now() - start) / 1000);
+        }
+      }
+      series.push([(Date.now() - start) / 1000, done.size / names.size]);
+      return done.size === names.size;
+    },
+    timeoutMs,
+    250,
+  );
+  return [...done.values()].sort((a, b) => a - b);
+}

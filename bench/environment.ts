@@ -14,7 +14,7 @@ import { waitFor } from "./bench_util.ts";
 /** Starts everything and waits until the CCM is ready; `close()` stops it and returns the 429s sent. */
 export async function benchEnvironment(
   servers: number,
-  options: { latencyMs: number; actionMs: number; denoArgs?: string[] },
+  options: { latencyMs: number; actionMs: number; denoArgs?: string[]; env?: Record<string, string> },
 ) {
   const cluster = await TestCluster.start();
   const sim = new Simulator({ actionDurationMs: options.actionMs, latencyMs: options.latencyMs, quiet: true })
@@ -47,13 +47,24 @@ export async function benchEnvironment(
     HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
     // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
     HCLOUD_NETWORK_ROUTES_ENABLED: "false",
+    ...options.env,
   }, { denoArgs: options.denoArgs });
   const client = await adminClient(cluster);
   let peakRss = 0;
+  /** Peak anonymous RSS (heap, stacks) and the file-backed part (the runtime's code) at that time. */
+  let peakAnon = 0;
+  let fileAtPeak = 0;
   const sampler = setInterval(async () => {
     const text = await ccm.get("/metrics").then((r) => r.text, () => "");
     const rss = Number(text.match(/^process_resident_memory_bytes (\S+)/m)?.[1] ?? 0);
     peakRss = Math.max(peakRss, rss);
+    const status = await Deno.readTextFile(`/proc/${ccm.child.pid}/status`).catch(() => "");
+    const kb = (field: string) =>
+      Number(status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"))?.[1] ?? 0) * 1024;
+    if (kb("RssAnon") > peakAnon) {
+      peakAnon = kb("RssAnon");
+      fileAtPeak = kb("RssFile");
+    }
   }, 1_000);
   await waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
   return {
@@ -63,6 +74,8 @@ export async function benchEnvironment(
     ccm,
     /** The OS's peak RSS (VmHWM) of the CCM, or the highest sampled RSS where there is none. */
     peakRssMb: () => Math.round(Math.max(peakRss, ccm.peakRssBytes() ?? 0) / 1e5) / 10,
+    /** Peak RssAnon and the RssFile sampled with it, in MB (Linux only; 0 elsewhere). */
+    rssPartsMb: () => ({ anon: Math.round(peakAnon / 1e5) / 10, file: Math.round(fileAtPeak / 1e5) / 10 }),
     cpuSeconds: async () =>
       Number((await ccm.get("/metrics")).text.match(/^process_cpu_seconds_total (\S+)/m)?.[1] ?? 0),
     async close(): Promise<number> {

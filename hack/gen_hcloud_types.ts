@@ -10,10 +10,10 @@ const repo = new URL("..", import.meta.url).pathname;
 const specPath = Deno.args[0] ?? `${repo}../shared/hcloud-api/openapi.json`;
 const OUT = `${repo}providers/hcloud/api_types.ts`;
 const KEEP =
-  /^\/(actions|servers|server_types|locations|datacenters|networks|load_balancers|load_balancer_types|certificates)(\/|$)/;
+  /^\/(actions|servers|server_types|locations|datacenters|networks|load_balancers|load_balancer_types|certificates|primary_ips)(\/|$)/;
 // Server actions and other endpoints deno-ccm never calls.
 const SKIP = new RegExp(
-  "/metrics$|^/servers/\\{id\\}/actions/(add_to_placement_group|attach_iso|change_alias_ips|change_type|create_image|" +
+  "/metrics$|^/servers/\\{id\\}/actions/(add_to_placement_group|attach_iso|create_image|" +
     "detach_iso|disable_backup|disable_rescue|enable_backup|enable_rescue|rebuild|remove_from_placement_group|" +
     "request_console|reset_password)$|/actions/(retry|change_ip_range|delete_subnet)$",
 );

@@ -94,8 +94,7 @@ export async function runScenario(client: KubeClient, sim: Simulator, timeoutMs 
 
   // The server behind w2 disappears: its Node (NotReady), route and target go too.
   const w2 = [...sim.world.servers.values()].find((s) => s.name === "w2")!;
-  if (w2.private_net.length) sim.world.detachServer(w2, network);
-  sim.world.servers.delete(w2.id);
+  sim.world.removeServer(w2);
   await setReady(client, "w2", false);
   await eventually(
     async () => !(await client.list(NODES)).items.some((n) => n.metadata?.name === "w2"),

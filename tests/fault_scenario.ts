@@ -156,8 +156,7 @@ export async function runFaultScenario(
   const leave = async (name: string) => {
     live.delete(name);
     const server = [...sim.world.servers.values()].find((x) => x.name === name)!;
-    sim.world.detachServer(server, sim.world.findNetwork("k8s")!);
-    sim.world.servers.delete(server.id);
+    sim.world.removeServer(server);
     await retrying(() => setReady(client, name, false));
   };
   const faults = {

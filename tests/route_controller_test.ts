@@ -115,8 +115,8 @@ Deno.test({
 
         await t.step("node private IP changed → route replaced; node deleted → route removed", async () => {
           const server = sim.world.servers.get(servers[1].id)!;
-          sim.world.detachServer(server, network);
-          sim.world.attachServer(server, network, "10.0.77.7");
+          // Detach and attach actions, as the API records them: the address refresh follows the log.
+          sim.world.moveServerIp(server, network, "10.0.77.7");
           await eventually(
             () =>
               routes().includes("10.244.2.0/24 via 10.0.77.7") &&

@@ -1,7 +1,7 @@
 /**
  * Two clusters in one Hetzner project, both with the default `--cluster-name=kubernetes`: each
  * CCM labels, targets and changes only its own servers and load balancers, and a third party
- * rewriting server labels (a Terraform `labels` block) is repaired by the next server list.
+ * rewriting server labels (a Terraform `labels` block) is repaired.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "./assert.ts";
@@ -77,7 +77,8 @@ Deno.test({
         for (const server of list) assertEquals(server.labels[TARGET_LABEL], identities[k], server.name);
       }
 
-      // A third party replaces a-0's labels: the next server list (every second here) restores ours.
+      // A third party replaces a-0's labels (no action records it): the lost-balancer check (every second
+      // here) sees its balancer resolve one server fewer and restores ours from a full list.
       const a0 = servers[0][0];
       const put = await s.api("PUT", `/servers/${a0.id}`, { labels: { managed: "terraform" } });
       assertEquals(put.status, 200);

@@ -42,6 +42,10 @@ export interface HcloudConfig {
   addressFamily: AddressFamily;
   zoneLabelEnabled: boolean;
   serverCacheMaxAgeMs: number;
+  /** `HCLOUD_SERVER_REFRESH`: `actions` (follow the action logs) or `list` (full list every time). */
+  serverRefresh: "actions" | "list";
+  /** `HCLOUD_SERVER_FULL_LIST_PERIOD`: the longest time between full lists in mode `actions`. */
+  serverFullListPeriodMs: number;
   metricsEnabled: boolean;
   metricsAddress: string;
   loadBalancers: LoadBalancerDefaults;
@@ -111,6 +115,10 @@ export async function readHcloudConfig(
   const endpoint = (str("HCLOUD_ENDPOINT") ?? DEFAULT_ENDPOINT).replace(/\/+$/, "");
   if (!/^https?:\/\/[^/]/.test(endpoint)) errors.push(`HCLOUD_ENDPOINT: "${endpoint}" is not an http(s) URL`);
 
+  const refresh = str("HCLOUD_SERVER_REFRESH") ?? "actions";
+  if (refresh !== "actions" && refresh !== "list") {
+    errors.push(`HCLOUD_SERVER_REFRESH: "${refresh}" is not one of actions, list`);
+  }
   const family = str("HCLOUD_INSTANCES_ADDRESS_FAMILY") ?? "ipv4";
   if (!["ipv4", "ipv6", "dualstack"].includes(family)) {
     errors.push(`HCLOUD_INSTANCES_ADDRESS_FAMILY: "${family}" is not one of ipv4, ipv6, dualstack`);
@@ -162,6 +170,8 @@ export async function readHcloudConfig(
     addressFamily: family as AddressFamily,
     zoneLabelEnabled: bool("HCLOUD_INSTANCES_ZONE_LABEL_ENABLED", true),
     serverCacheMaxAgeMs: duration("HCLOUD_SERVER_CACHE_MAX_AGE") ?? 10_000,
+    serverRefresh: refresh as HcloudConfig["serverRefresh"],
+    serverFullListPeriodMs: duration("HCLOUD_SERVER_FULL_LIST_PERIOD") ?? 3_600_000,
     metricsEnabled: bool("HCLOUD_METRICS_ENABLED", true),
     metricsAddress,
     loadBalancers: {

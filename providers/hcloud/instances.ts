@@ -91,6 +91,10 @@ export class HcloudInstances implements Instances {
   async instanceExists(node: Node): Promise<boolean> {
     const parsed = parseProviderId(node.spec?.providerID);
     if (parsed.kind === "robot" || parsed.kind === "foreign") return true; // not ours: never delete
+    // Following action logs, the snapshot may not show a change made without one: ask directly.
+    if (parsed.kind === "cloud" && this.#cache.refreshMode === "actions") {
+      return (await this.#cache.server(parsed.id)) !== undefined;
+    }
     const server = await this.#find(node);
     if (server) return true;
     if (parsed.kind !== "cloud") {
@@ -116,8 +120,12 @@ export class HcloudInstances implements Instances {
 
   /** True when the server's status is `off` (other transitional states are not shutdown). */
   async instanceShutdown(node: Node): Promise<boolean> {
-    if (parseProviderId(node.spec?.providerID).kind === "robot") return false;
-    const server = await this.#find(node);
+    const parsed = parseProviderId(node.spec?.providerID);
+    if (parsed.kind === "robot") return false;
+    // A shutdown from inside the server records no action: read it directly when following logs.
+    const server = parsed.kind === "cloud" && this.#cache.refreshMode === "actions"
+      ? await this.#cache.server(parsed.id)
+      : await this.#find(node);
     return server?.status === "off";
   }
 
@@ -186,7 +194,12 @@ export class HcloudInstances implements Instances {
       const found = lookup(await this.#cache.get({ notBefore: created, maxAgeMs: INIT_MAX_AGE_MS }), node);
       if (found) return found;
     }
-    return lookup(await this.#cache.get({ notBefore: created }), node);
+    const snapshot = await this.#cache.get({ notBefore: created });
+    const found = lookup(snapshot, node);
+    // Renames are no actions, and a list that came back empty in an API incident is not followed by
+    // any: a server an incremental refresh misses gets one full list (per max age) before it is missing.
+    if (found || snapshot.full) return found;
+    return lookup(await this.#cache.get({ notBefore: created, full: true }), node);
   }
 }
 

@@ -8,6 +8,9 @@
  */
 import { CloudApiError } from "../errors.ts";
 import type { HcloudClient } from "./client.ts";
+import type { components } from "./api_types.ts";
+
+type Schemas = components["schemas"];
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 
 /** Orphans younger than this may still be in the middle of their first sync. */
@@ -69,18 +72,22 @@ export async function sweepOrphans(
 
 /**
  * One request counts this cluster's balancers (a page of one); only when fewer exist than
- * `expected` are they listed, to tell whose are missing. Undefined: none is missing.
+ * `expected` are they listed, to tell whose are missing. Undefined: none is missing. The one
+ * balancer that page holds goes to `sample` (its label-selector target shows which servers carry
+ * the target label, at no extra request).
  */
 export async function existingOwners(
   client: HcloudClient,
   clusterId: string,
   expected: number,
+  sample?: (lb: Schemas["load_balancer"]) => void,
 ): Promise<Set<string> | undefined> {
   const label_selector = `${CLUSTER_ID_LABEL}=${clusterId}`;
   const first = await client.call(
     "count load balancers",
     client.api.GET("/load_balancers", { params: { query: { label_selector, per_page: 1 } } }),
   );
+  if (first.load_balancers?.[0]) sample?.(first.load_balancers[0]);
   const total = first.meta?.pagination?.total_entries;
   if (typeof total === "number" && total >= expected) return undefined;
   const owners = await client.listAll<{ labels?: Record<string, string> }, string>(

@@ -172,7 +172,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
 
   existingLoadBalancerOwners(expected: number): Promise<Set<string> | undefined> {
     return this.#clusterId
-      ? existingOwners(this.#client, this.#clusterId, expected)
+      ? existingOwners(this.#client, this.#clusterId, expected, (lb) => this.#labeler.checkResolved(lb))
       : Promise.resolve(undefined);
   }
 

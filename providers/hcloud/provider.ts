@@ -50,7 +50,12 @@ export class HcloudProvider implements CloudProvider {
       const [, host, port] = config.metricsAddress.match(/^(.*):(\d{1,5})$/)!;
       this.metricsAddress = { hostname: host.replace(/^\[(.*)\]$/, "$1") || "0.0.0.0", port: Number(port) };
     }
-    this.cache = new ServerCache(this.client, { maxAgeMs: config.serverCacheMaxAgeMs, metrics: registry });
+    this.cache = new ServerCache(this.client, {
+      maxAgeMs: config.serverCacheMaxAgeMs,
+      refresh: config.serverRefresh,
+      fullListPeriodMs: config.serverFullListPeriodMs,
+      metrics: registry,
+    });
     this.actions = new ActionWaiter(this.client);
     this.#instanceOptions = {
       addressFamily: config.addressFamily,

@@ -1,24 +1,25 @@
 /**
- * The server cache: one paginated list serves every lookup by ID, name and IP within a max age.
- * Concurrent refreshes share one list. A caller that must not act on data older than some moment
- * (e.g. a Node's creation) passes `notBefore`, which forces at most one re-list for it.
+ * The server cache: one snapshot serves every lookup by ID, name and IP within a max age.
+ * Concurrent refreshes share one. A caller that must not act on data older than some moment
+ * (e.g. a Node's creation) passes `notBefore`, which forces at most one refresh for it.
+ *
+ * A refresh is a full paginated list, or (refresh mode `actions`, the default of the provider) an
+ * incremental one: the server and Primary IP action logs since the last one, and a direct read of
+ * only the servers they name. A full list still runs every `fullListPeriodMs` (labels and renames
+ * are not actions), when a caller demands one (`full`), and whenever the logs cannot be followed.
  *
  * @module
  */
 import type { HcloudClient } from "./client.ts";
 import { type ServerInfo, toServerInfo } from "./shapes.ts";
 import type { Registry } from "../../lib/metrics.ts";
+import { logger } from "../../lib/log.ts";
+import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";
+import { CloudApiError } from "../errors.ts";
+import { buildSnapshot, pagesOf, type ServerSnapshot, withChanges } from "./server_snapshot.ts";
 
-/** An immutable view of every server at one moment. */
-export interface ServerSnapshot {
-  /** When the list started (ms since epoch). */
-  at: number;
-  byId: Map<number, ServerInfo>;
-  byName: Map<string, ServerInfo>;
-  /** Public IPv4, `::1` of the IPv6 network, and private IPs → servers having them. */
-  byIp: Map<string, ServerInfo[]>;
-  all: ServerInfo[];
-}
+export type { ServerSnapshot } from "./server_snapshot.ts";
+export { ipv6HostOne } from "./server_snapshot.ts";
 
 /** Freshness demands of one lookup. */
 export interface Freshness {
@@ -26,78 +27,127 @@ export interface Freshness {
   maxAgeMs?: number;
   /** Require a snapshot that started after this moment (ms since epoch). */
   notBefore?: number;
+  /** Require a full list (not an incremental refresh), e.g. to find a renamed server. */
+  full?: boolean;
 }
+
+/** How refreshes read the cloud. */
+export type RefreshMode = "actions" | "list";
+
+/** Settings of {@link ServerCache}. */
+export interface ServerCacheOptions {
+  maxAgeMs?: number;
+  /** Default `list` (every refresh a full list). */
+  refresh?: RefreshMode;
+  /** In mode `actions`: the longest time between full lists (default 1 hour). */
+  fullListPeriodMs?: number;
+  metrics?: Registry;
+}
+
+const PAGE = 50;
+const CONCURRENT_READS = 5;
+/** Direct reads asked for within this window are decided together (one monitor pass, say). */
+const BATCH_WINDOW_MS = 50;
 
 /** See the module doc. */
 export class ServerCache {
   readonly #client: HcloudClient;
   readonly maxAgeMs: number;
+  readonly refreshMode: RefreshMode;
+  readonly #fullListPeriodMs: number;
+  readonly #log = logger("hcloud", "servers");
   #snapshot?: ServerSnapshot;
   #inflight?: Promise<ServerSnapshot>;
+  /** Action log cursors, valid for the current snapshot (undefined: the next refresh lists). */
+  #cursors?: { servers: number; primaryIps: number };
+  #lastFull = 0;
+  readonly #refreshes;
+  readonly #fallbacks;
   readonly #lists;
   readonly #listeners: ((snapshot: ServerSnapshot) => void)[] = [];
+  readonly #direct = new Map<number, { at: number; read: Promise<ServerInfo | undefined> }>();
 
-  constructor(client: HcloudClient, options: { maxAgeMs?: number; metrics?: Registry } = {}) {
+  constructor(client: HcloudClient, options: ServerCacheOptions = {}) {
     this.#client = client;
     this.maxAgeMs = options.maxAgeMs ?? 10_000;
+    this.refreshMode = options.refresh ?? "list";
+    this.#fullListPeriodMs = options.fullListPeriodMs ?? 3_600_000;
     this.#lists = options.metrics?.counter(
       "hcloud_server_cache_lists_total",
       "Full server lists made by the server cache.",
     );
+    this.#refreshes = options.metrics?.counter(
+      "hcloud_server_cache_refreshes_total",
+      "Server cache refreshes by kind: full (list of every server) or incremental (action logs).",
+    );
+    this.#fallbacks = options.metrics?.counter(
+      "hcloud_server_cache_action_log_fallbacks_total",
+      "Incremental refreshes that fell back to a full list, by reason (gap, too_many, error).",
+    );
   }
 
-  /** A snapshot meeting `freshness`, listing servers only when the current one does not. */
+  /** A snapshot meeting `freshness`, refreshing only when the current one does not. */
   async get(freshness: Freshness = {}): Promise<ServerSnapshot> {
     const maxAge = freshness.maxAgeMs ?? this.maxAgeMs;
+    const notBefore = freshness.notBefore ?? 0;
+    const meets = (s: ServerSnapshot) => s.at >= notBefore && (!freshness.full || s.full);
     const s = this.#snapshot;
-    if (s && Date.now() - s.at < maxAge && s.at >= (freshness.notBefore ?? 0)) return s;
+    if (s && Date.now() - s.at < maxAge && meets(s)) return s;
     const inflight = this.#inflight;
     if (inflight) {
-      const next = await inflight;
-      if (next.at >= (freshness.notBefore ?? 0)) return next;
+      const next = await inflight.catch(() => undefined);
+      if (next && meets(next)) return next;
     }
-    return await this.#refresh();
+    return await this.#refresh(freshness.full ?? false);
   }
 
-  /** Calls `listener` with every new snapshot (after each full list). */
+  /**
+   * The server as it is now (read directly, at most once per max age), for decisions a stale
+   * snapshot must not make: a powered-off server records no action when shut down from inside.
+   * Lookups asked for within 50 ms share one full list once they outnumber its pages, so this
+   * never costs more than listing at every lookup.
+   */
+  server(id: number): Promise<ServerInfo | undefined> {
+    const s = this.#snapshot;
+    if (s?.full && Date.now() - s.at < this.maxAgeMs) return Promise.resolve(s.byId.get(id));
+    const known = this.#direct.get(id);
+    if (known && Date.now() - known.at < this.maxAgeMs) return known.read;
+    const read = this.#readDirect(id);
+    this.#direct.set(id, { at: Date.now(), read });
+    read.catch(() => this.#direct.delete(id));
+    return read;
+  }
+
+  /** Calls `listener` with every new snapshot of a full list. */
   onSnapshot(listener: (snapshot: ServerSnapshot) => void): void {
     this.#listeners.push(listener);
   }
 
-  /** Forgets the snapshot so the next lookup lists again. */
+  /** Forgets everything read so the next lookup lists again. */
   invalidate(): void {
     this.#snapshot = undefined;
+    this.#cursors = undefined;
+    this.#direct.clear();
   }
 
-  #refresh(): Promise<ServerSnapshot> {
-    const started = Date.now();
+  #refresh(full: boolean): Promise<ServerSnapshot> {
     const run = (async () => {
-      this.#lists?.inc();
-      const all = await this.#client.listAll<unknown, ServerInfo>(
-        "list servers",
-        "servers",
-        (page) => this.#client.api.GET("/servers", { params: { query: { page, per_page: 50 } } }),
-        toServerInfo,
-      );
-      const snapshot: ServerSnapshot = {
-        at: started,
-        all,
-        byId: new Map(),
-        byName: new Map(),
-        byIp: new Map(),
-      };
-      const addIp = (ip: string, s: ServerInfo) =>
-        snapshot.byIp.set(ip, [...(snapshot.byIp.get(ip) ?? []), s]);
-      for (const s of all) {
-        snapshot.byId.set(s.id, s);
-        snapshot.byName.set(s.name, s);
-        if (s.ipv4) addIp(s.ipv4, s);
-        if (s.ipv6Net) addIp(ipv6HostOne(s.ipv6Net), s);
-        for (const p of s.privateNets) addIp(p.ip, s);
+      const incremental = !full && this.refreshMode === "actions" && this.#snapshot && this.#cursors &&
+        Date.now() - this.#lastFull < this.#fullListPeriodMs;
+      if (incremental) {
+        try {
+          const next = await this.#incremental(this.#snapshot!, this.#cursors!);
+          if (next) return next;
+        } catch (err) {
+          const reason = err instanceof ActionLogGapError ? err.reason : "error";
+          this.#fallbacks?.inc({ reason });
+          this.#log.info("action logs cannot be followed ({reason}: {error}); listing every server", {
+            reason,
+            error: (err as Error).message,
+          });
+        }
       }
-      this.#snapshot = snapshot;
-      for (const listener of this.#listeners) listener(snapshot);
-      return snapshot;
+      return await this.#full();
     })();
     this.#inflight = run;
     run.finally(() => {
@@ -105,10 +155,120 @@ export class ServerCache {
     }).catch(() => {});
     return run;
   }
-}
 
-/** `2001:db8::/64` → `2001:db8::1`: the address the official CCM reports for a server's IPv6. */
-export function ipv6HostOne(network: string): string {
-  const base = network.split("/")[0];
-  return base.endsWith("::") ? `${base}1` : base.replace(/:0*$/, ":1");
+  async #full(): Promise<ServerSnapshot> {
+    const started = Date.now();
+    // The cursors are read first: whatever happens during the list is read again next time.
+    const cursors = this.refreshMode === "actions"
+      ? await Promise.all([
+        newestActionId(this.#client, "/servers/actions"),
+        newestActionId(this.#client, "/primary_ips/actions"),
+      ]).then(([servers, primaryIps]) => ({ servers, primaryIps }), () => undefined)
+      : undefined;
+    this.#lists?.inc();
+    this.#refreshes?.inc({ kind: "full" });
+    const all = await this.#client.listAll<unknown, ServerInfo>(
+      "list servers",
+      "servers",
+      (page) => this.#client.api.GET("/servers", { params: { query: { page, per_page: PAGE } } }),
+      toServerInfo,
+    );
+    const snapshot = buildSnapshot(all, started, true);
+    this.#snapshot = snapshot;
+    this.#cursors = cursors;
+    this.#lastFull = started;
+    this.#direct.clear();
+    for (const listener of this.#listeners) listener(snapshot);
+    return snapshot;
+  }
+
+  /** The snapshot updated from the action logs, or undefined when a full list is cheaper. */
+  async #incremental(
+    base: ServerSnapshot,
+    cursors: { servers: number; primaryIps: number },
+  ): Promise<ServerSnapshot | undefined> {
+    const started = Date.now();
+    const [servers, primaryIps] = await Promise.all([
+      readActionLog(this.#client, "/servers/actions", cursors.servers),
+      readActionLog(this.#client, "/primary_ips/actions", cursors.primaryIps),
+    ]);
+    const ids = new Set<number>();
+    const touchedIps = new Set<number>();
+    for (const r of [...servers.resources, ...primaryIps.resources]) {
+      if (r.type === "server") ids.add(r.id);
+      if (r.type === "primary_ip") touchedIps.add(r.id);
+    }
+    // A Primary IP's old holder is in the snapshot; its new one is its assignee now.
+    for (const server of base.all) {
+      if (server.primaryIpIds.some((id) => touchedIps.has(id))) ids.add(server.id);
+    }
+    await this.#each([...touchedIps], async (id) => {
+      const assignee = await this.#assigneeOf(id);
+      if (assignee !== undefined) ids.add(assignee);
+    });
+    if (ids.size >= pagesOf(base.all.length)) return undefined;
+    const changed = new Map<number, ServerInfo | undefined>();
+    await this.#each([...ids], async (id) => changed.set(id, await this.#fetch(id)));
+    this.#refreshes?.inc({ kind: "incremental" });
+    const snapshot = withChanges(base, changed, started);
+    this.#snapshot = snapshot;
+    this.#cursors = { servers: servers.cursor, primaryIps: primaryIps.cursor };
+    for (const id of ids) this.#direct.delete(id);
+    return snapshot;
+  }
+
+  async #assigneeOf(primaryIpId: number): Promise<number | undefined> {
+    try {
+      const data = await this.#client.call(
+        "get primary ip",
+        this.#client.api.GET("/primary_ips/{id}", { params: { path: { id: primaryIpId } } }),
+      );
+      const ip = data.primary_ip as { assignee_id?: number | null; assignee_type?: string };
+      return ip.assignee_type === "server" && typeof ip.assignee_id === "number" ? ip.assignee_id : undefined;
+    } catch (err) {
+      if (err instanceof CloudApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** One server by ID, undefined when it is gone (404). */
+  async #fetch(id: number): Promise<ServerInfo | undefined> {
+    try {
+      const data = await this.#client.call(
+        "get server",
+        this.#client.api.GET("/servers/{id}", { params: { path: { id } } }),
+      );
+      return toServerInfo(data.server);
+    } catch (err) {
+      if (err instanceof CloudApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Direct reads asked for in one window; a full list serves them when that costs fewer requests. */
+  #batch?: { ids: Set<number>; done: Promise<Map<number, ServerInfo | undefined>> };
+
+  #readDirect(id: number): Promise<ServerInfo | undefined> {
+    if (!this.#batch) {
+      const ids = new Set<number>();
+      const done = new Promise<void>((r) => setTimeout(r, BATCH_WINDOW_MS)).then(async () => {
+        this.#batch = undefined;
+        const found = new Map<number, ServerInfo | undefined>();
+        if (ids.size > pagesOf(this.#snapshot?.all.length ?? 0)) {
+          const snapshot = await this.get({ notBefore: Date.now(), full: true });
+          for (const i of ids) found.set(i, snapshot.byId.get(i));
+        } else await this.#each([...ids], async (i) => found.set(i, await this.#fetch(i)));
+        return found;
+      });
+      this.#batch = { ids, done };
+    }
+    this.#batch.ids.add(id);
+    return this.#batch.done.then((found) => found.get(id));
+  }
+
+  async #each<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
+    for (let i = 0; i < items.length; i += CONCURRENT_READS) {
+      await Promise.all(items.slice(i, i + CONCURRENT_READS).map(work));
+    }
+  }
 }

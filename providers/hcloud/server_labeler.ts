@@ -7,7 +7,8 @@
  * project never select, label or unlabel each other's servers. The label is only ever removed
  * where it carries our identity. After every server list (the address refresh, say) the labels are
  * checked against that list and repaired, so a third party rewriting server labels (a Terraform
- * `labels` block) is undone within one refresh period at no extra read.
+ * `labels` block) is undone at the next full list, or sooner: the lost-balancer check's page of one
+ * balancer shows which servers its label selector resolves (see {@link ServerLabeler.checkResolved}).
  *
  * @module
  */
@@ -19,6 +20,16 @@ import { logger } from "../../lib/log.ts";
 
 /** The label key; its value is the cluster identity (kube-system UID). */
 export const TARGET_LABEL = "deno-ccm/lb-target";
+
+/** What {@link ServerLabeler.checkResolved} reads of a load balancer. */
+export interface ResolvedBalancer {
+  id: number;
+  targets: {
+    type: string;
+    label_selector?: { selector: string };
+    targets?: { server?: { id: number } }[];
+  }[];
+}
 
 /** See the module doc. */
 export class ServerLabeler {
@@ -57,14 +68,41 @@ export class ServerLabeler {
     this.#latest = { identity, wanted };
   }
 
+  /**
+   * Compares the servers a label-selector balancer resolves with the wanted ones; on a difference
+   * (someone rewrote server labels: no action records that) repairs from a fresh full list. The
+   * balancer comes from a read made anyway, so the check itself costs nothing.
+   */
+  checkResolved(lb: ResolvedBalancer): void {
+    const latest = this.#latest;
+    if (!latest) return;
+    const target = lb.targets.find((t) =>
+      t.type === "label_selector" && t.label_selector?.selector === this.selector(latest.identity)
+    );
+    if (!target) return;
+    const resolved = new Set((target.targets ?? []).map((t) => t.server?.id));
+    const same = resolved.size === latest.wanted.size && [...latest.wanted].every((id) => resolved.has(id));
+    if (same) return;
+    this.#log.info("load balancer {id} resolves {n} server(s) by label, {wanted} wanted: checking labels", {
+      id: lb.id,
+      n: resolved.size,
+      wanted: latest.wanted.size,
+    });
+    void this.#enqueue(undefined, true).catch(() => {});
+  }
+
   /** Labels according to the newest wanted set, after any pass already running. */
   apply(): Promise<void> {
     return this.#enqueue();
   }
 
   /** Runs one pass after the previous one; `snapshot` given: check against it without listing. */
-  #enqueue(snapshot?: ServerSnapshot): Promise<void> {
-    const run = this.#tail.then(() => this.#sync(snapshot));
+  #enqueue(snapshot?: ServerSnapshot, fullList = false): Promise<void> {
+    const run = this.#tail.then(async () =>
+      this.#sync(
+        snapshot ?? (fullList ? await this.cache.get({ full: true, notBefore: Date.now() }) : undefined),
+      )
+    );
     this.#tail = run.catch(() => {});
     return run;
   }
@@ -77,7 +115,7 @@ export class ServerLabeler {
     // A just-initialized server may be newer than the snapshot: list once more (not for repairs,
     // which must never cause a list of their own).
     if (!given && [...wanted].some((id) => !snapshot.byId.has(id))) {
-      snapshot = await this.cache.get({ notBefore: Date.now() });
+      snapshot = await this.cache.get({ notBefore: Date.now(), full: true });
     }
     let changed = 0;
     for (const server of snapshot.all) {

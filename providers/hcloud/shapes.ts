@@ -20,6 +20,8 @@ export interface ServerInfo {
   ipv6Net?: string;
   privateNets: { network: number; ip: string }[];
   labels: Record<string, string>;
+  /** IDs of the Primary IPs on the public interface (to follow their assign/unassign actions). */
+  primaryIpIds: number[];
 }
 
 /** What the provider needs of a network. */
@@ -85,6 +87,9 @@ export function toServerInfo(raw: unknown): ServerInfo {
       .filter((p) => typeof p.ip === "string" && typeof p.network === "number")
       .map((p) => ({ network: p.network as number, ip: p.ip as string })),
     labels: s.labels && typeof s.labels === "object" ? s.labels as Record<string, string> : {},
+    primaryIpIds: [publicNet.ipv4, publicNet.ipv6]
+      .map((ip) => (ip as Obj | null | undefined)?.id)
+      .filter((id): id is number => typeof id === "number"),
   };
 }
 

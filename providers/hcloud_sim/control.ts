@@ -68,23 +68,18 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
       applySeed(sim, (req.body ?? {}) as SeedState);
       return { status: 204 };
     }),
-    route(
-      "POST",
-      "/servers",
-      (req) => ({
-        status: 201,
-        body: { server: sim.render(sim.world.addServer(req.body as ServerSeed).id) },
-      }),
-    ),
+    // Created in the console: recorded as create_server, as any creation is.
+    route("POST", "/servers", (req) => {
+      const server = sim.world.addServer(req.body as ServerSeed);
+      sim.world.startAction("create_server", [{ id: server.id, type: "server" }], 0);
+      return { status: 201, body: { server: sim.render(server.id) } };
+    }),
+    // Deleted in the console: the API records a delete_server action, as for any deletion.
     route("DELETE", "/servers/{id}", (_req, p) => {
-      const s = server(p.id);
-      for (const pn of [...s.private_net]) {
-        const network = sim.world.networks.get(pn.network!);
-        if (network) sim.world.detachServer(s, network);
-      }
-      sim.world.servers.delete(s.id);
+      sim.world.removeServer(server(p.id));
       return { status: 204 };
     }),
+    // Powered off from inside (the OS shut down): no action is recorded, as with the real API.
     route("POST", "/servers/{id}/power_off", (_req, p) => {
       server(p.id).status = "off";
       return { status: 204 };
@@ -101,8 +96,8 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
       const ip = r.string("ip");
       r.done();
       const network = byId(sim.world.networks, String(networkId), "network");
-      if (s.private_net.some((pn) => pn.network === network.id)) sim.world.detachServer(s, network);
-      sim.world.attachServer(s, network, ip);
+      // As the console does it: a detach and an attach action.
+      sim.world.moveServerIp(s, network, ip);
       return { status: 200, body: { server: sim.render(s.id) } };
     }),
     route("PUT", "/faults", (req) => {

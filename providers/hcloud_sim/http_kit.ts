@@ -97,6 +97,12 @@ export class BodyReader {
   int(field: string, options: Check<number> = {}): number | undefined {
     return this.#read(field, "integer", (v) => Number.isInteger(v), options);
   }
+  /** A field the API types as "ID or name": a string, or an integer ID (returned as text). */
+  idOrName(field: string, options: Check<string> = {}): string | undefined {
+    const v = this.#body[field];
+    const text = Number.isInteger(v) ? String(v) : v;
+    return this.#read(field, "ID or name", (x) => typeof x === "string", options, text);
+  }
   bool(field: string, options: Check<boolean> = {}): boolean | undefined {
     return this.#read(field, "boolean", (v) => typeof v === "boolean", options);
   }
@@ -119,8 +125,13 @@ export class BodyReader {
     if (Object.keys(this.#errors).length) throw faults.invalid(this.#errors);
   }
 
-  #read<T>(field: string, type: string, is: (v: unknown) => boolean, options: Check<T>): T | undefined {
-    const v = this.#body[field];
+  #read<T>(
+    field: string,
+    type: string,
+    is: (v: unknown) => boolean,
+    options: Check<T>,
+    v: unknown = this.#body[field],
+  ): T | undefined {
     if (v === undefined || v === null) {
       if (options.required) this.fail(field, "is required");
       return undefined;

@@ -3,11 +3,11 @@
  *
  * @module
  */
-import { BodyReader, faults, paginate } from "./http_kit.ts";
+import { BodyReader, faults, paginate, type SimRequest, sortItems } from "./http_kit.ts";
 import { validLabels } from "../../lib/label_selector.ts";
 import { DATACENTERS, LOAD_BALANCER_TYPES, LOCATIONS, SERVER_TYPES } from "./catalog.ts";
 import { actionReply, byId, type HandlerContext, listResponse, route, type SimRoute } from "./router.ts";
-import type { Server, World } from "./world.ts";
+import type { Action, Server, World } from "./world.ts";
 
 const STATUSES = [
   "running",
@@ -26,6 +26,15 @@ export function renderServer(world: World, server: Server): Server {
   return { ...structuredClone(server), locked: world.isLocked("server", server.id) };
 }
 
+/** The action command the API records for each power route. */
+const POWER_COMMANDS: Record<string, string> = {
+  poweron: "start_server",
+  poweroff: "stop_server",
+  shutdown: "shutdown_server",
+  reboot: "reboot_server",
+  reset: "reset_server",
+};
+
 const labelsCheck = (v: Record<string, unknown>) =>
   validLabels(v) ? undefined : "contains an invalid label key or value";
 
@@ -37,12 +46,7 @@ export function serverRoutes(): SimRoute[] {
       const server = get(world, p.id);
       world.assertUnlocked("server", server.id);
       server.status = status;
-      return actionReply(
-        world.startAction(command === "poweroff" ? "stop_server" : `${command}_server`, [{
-          id: server.id,
-          type: "server",
-        }]),
-      );
+      return actionReply(world.startAction(POWER_COMMANDS[command], [{ id: server.id, type: "server" }]));
     });
   return [
     route("GET", "/servers", (req, _p, ctx) => {
@@ -131,15 +135,7 @@ export function serverRoutes(): SimRoute[] {
       const server = get(world, p.id);
       if (server.protection.delete) throw faults.protectedResource();
       world.assertUnlocked("server", server.id);
-      for (const pn of [...server.private_net]) {
-        const network = world.networks.get(pn.network!);
-        if (network) world.detachServer(server, network);
-      }
-      world.servers.delete(server.id);
-      return {
-        status: 200,
-        body: { action: world.startAction("delete_server", [{ id: server.id, type: "server" }]) },
-      };
+      return { status: 200, body: { action: world.removeServer(server) } };
     }),
     power("poweron", "running"),
     power("poweroff", "off"),
@@ -175,6 +171,44 @@ export function serverRoutes(): SimRoute[] {
       world.detachServer(server, network);
       return actionReply(
         world.startAction("detach_from_network", [{ id: server.id, type: "server" }, {
+          id: network.id,
+          type: "network",
+        }]),
+      );
+    }),
+    route("POST", "/servers/{id}/actions/change_type", (req, p, { world }) => {
+      const server = get(world, p.id);
+      const r = new BodyReader(req.body);
+      const type = r.idOrName("server_type", { required: true });
+      r.bool("upgrade_disk", { required: true });
+      r.done();
+      const found = SERVER_TYPES.find((t) => t.name === type || String(t.id) === type);
+      if (!found) throw faults.invalid({ server_type: ["server type not found"] });
+      world.assertUnlocked("server", server.id);
+      if (server.status !== "off") {
+        throw faults.code(422, "server_not_stopped", "server must be stopped to change its type");
+      }
+      server.server_type = found;
+      return actionReply(world.startAction("change_server_type", [{ id: server.id, type: "server" }]));
+    }),
+    route("POST", "/servers/{id}/actions/change_alias_ips", (req, p, { world }) => {
+      const server = get(world, p.id);
+      const r = new BodyReader(req.body);
+      const networkId = r.int("network", { required: true });
+      const aliases = r.array("alias_ips", {
+        required: true,
+        check: (v) => v.every((x) => typeof x === "string") ? undefined : "must be a list of IPs",
+      }) as string[] | undefined;
+      r.done();
+      const network = byId(world.networks, String(networkId), "network");
+      const attachment = server.private_net.find((pn) => pn.network === network.id);
+      if (!attachment) {
+        throw faults.code(422, "server_not_attached_to_network", "server is not attached to this network");
+      }
+      world.assertUnlocked("server", server.id);
+      attachment.alias_ips = aliases ?? [];
+      return actionReply(
+        world.startAction("change_alias_ips", [{ id: server.id, type: "server" }, {
           id: network.id,
           type: "network",
         }]),
@@ -237,14 +271,31 @@ export function serverRoutes(): SimRoute[] {
   ];
 }
 
+const ACTION_STATUSES = ["running", "success", "error"];
+const ACTION_SORT_FIELDS = ["id", "command", "status", "started", "finished"];
+
 /** `/{plural}/actions`, `/{plural}/actions/{id}`, `/{plural}/{id}/actions`, `/{plural}/{id}/actions/{action_id}`. */
 export function resourceActionRoutes(
   plural: string,
   type: string,
   map: (w: World) => Map<number, unknown>,
 ): SimRoute[] {
-  const list = (actions: unknown[], req: Parameters<typeof paginate>[1], ctx: HandlerContext) =>
-    paginate(actions, req, ctx.baseUrl, "actions");
+  const list = (actions: Action[], req: SimRequest, ctx: HandlerContext) => {
+    const ids = req.query.getAll("id").map(Number);
+    const statuses = req.query.getAll("status");
+    for (const s of statuses) {
+      if (!ACTION_STATUSES.includes(s)) throw faults.invalid({ status: [`invalid status "${s}"`] });
+    }
+    const filtered = actions.filter((a) =>
+      (ids.length === 0 || ids.includes(a.id)) && (statuses.length === 0 || statuses.includes(a.status))
+    );
+    return paginate(
+      sortItems(filtered as unknown as Record<string, unknown>[], req, ACTION_SORT_FIELDS),
+      req,
+      ctx.baseUrl,
+      "actions",
+    );
+  };
   const one = (
     world: World,
     id: string,

@@ -9,10 +9,13 @@
 import { ApiFault, faults, type Reply, type SimRequest } from "./http_kit.ts";
 import type { HandlerContext, SimRoute } from "./router.ts";
 import { renderServer, serverRoutes } from "./routes_servers.ts";
+import { primaryIpRoutes } from "./routes_primary_ips.ts";
 import { networkRoutes } from "./routes_networks.ts";
 import { loadBalancerRoutes } from "./routes_load_balancers.ts";
 import { type ServerSeed, World } from "./world.ts";
 import { controlRoutes } from "./control.ts";
+
+const placeholders = (pattern: string) => pattern.split("{").length - 1;
 
 /** A fault rule: requests whose `METHOD /path` matches `match` (a regex) fail. */
 export interface FaultRule {
@@ -77,7 +80,13 @@ export class Simulator {
   readonly audit: AuditEntry[] = [];
   faults: Faults = { rules: [], latencyMs: 0, rateLimitBurst: 0 };
   readonly tokens: Set<string>;
-  readonly #routes: SimRoute[] = [...serverRoutes(), ...networkRoutes(), ...loadBalancerRoutes()];
+  /** Literal paths first (`/servers/actions` before `/servers/{id}`), as the real API routes them. */
+  readonly #routes: SimRoute[] = [
+    ...serverRoutes(),
+    ...primaryIpRoutes(),
+    ...networkRoutes(),
+    ...loadBalancerRoutes(),
+  ].sort((a, b) => placeholders(a.pattern) - placeholders(b.pattern));
   readonly #control: SimRoute[];
   readonly #buckets = new Map<string, { remaining: number; at: number }>();
   readonly #limit: number;

@@ -16,6 +16,7 @@ export type Network = S["network"];
 export type LoadBalancer = S["load_balancer"];
 export type Action = S["action"];
 export type Certificate = S["certificate"];
+export type PrimaryIp = S["get_primary_ip_response"]["primary_ip"];
 
 /** An action and when it ends. */
 interface ActionRecord {
@@ -45,6 +46,7 @@ export class World {
   readonly networks = new Map<number, Network>();
   readonly loadBalancers = new Map<number, LoadBalancer>();
   readonly certificates = new Map<number, Certificate>();
+  readonly primaryIps = new Map<number, PrimaryIp>();
   readonly #actions = new Map<number, ActionRecord>();
   readonly #locks = new Map<string, number>();
   #nextId = 1;
@@ -200,6 +202,26 @@ export class World {
       placement_group: null,
     };
     this.servers.set(id, server);
+    // Public addresses are Primary IPs, created with the server and deleted with it.
+    for (const [type, net] of [["ipv4", server.public_net.ipv4], ["ipv6", server.public_net.ipv6]] as const) {
+      if (!net) continue;
+      this.primaryIps.set(net.id!, {
+        id: net.id!,
+        name: `primary_ip-${net.id}`,
+        type,
+        ip: net.ip!,
+        assignee_id: id,
+        assignee_type: "server",
+        auto_delete: true,
+        blocked: false,
+        created: server.created,
+        datacenter: server.datacenter,
+        location: server.location,
+        dns_ptr: type === "ipv4" ? [{ ip: net.ip!, dns_ptr: String(net.dns_ptr) }] : [],
+        labels: {},
+        protection: { delete: false },
+      });
+    }
     for (const attach of seed.private_net ?? []) {
       const network = this.findNetwork(attach.network);
       if (!network) throw faults.invalid({ private_net: [`unknown network "${attach.network}"`] });
@@ -229,6 +251,44 @@ export class World {
     });
     network.servers.push(server.id);
     return chosen;
+  }
+
+  /**
+   * Deletes a server as the API does: off its networks, its auto-delete Primary IPs gone, the
+   * others unassigned. `action`: record `delete_server` (any deletion through the API or console).
+   */
+  removeServer(server: Server, action = true): Action | undefined {
+    for (const pn of [...server.private_net]) {
+      const network = this.networks.get(pn.network!);
+      if (network) this.detachServer(server, network);
+    }
+    for (const ip of [...this.primaryIps.values()]) {
+      if (ip.assignee_id !== server.id) continue;
+      if (ip.auto_delete) this.primaryIps.delete(ip.id);
+      else ip.assignee_id = null;
+    }
+    this.servers.delete(server.id);
+    return action ? this.startAction("delete_server", [{ id: server.id, type: "server" }]) : undefined;
+  }
+
+  /**
+   * Moves a server to another IP in a network as a user would (detach, attach), recording both
+   * actions; attaches it when it was not attached.
+   */
+  moveServerIp(server: Server, network: Network, ip?: string): string {
+    const resources = [{ id: server.id, type: "server" }, { id: network.id, type: "network" }];
+    if (server.private_net.some((pn) => pn.network === network.id)) {
+      this.detachServer(server, network);
+      this.startAction("detach_from_network", resources, 0);
+    }
+    const chosen = this.attachServer(server, network, ip);
+    this.startAction("attach_to_network", resources, 0);
+    return chosen;
+  }
+
+  /** A fresh public address: an IPv4, or an IPv6 /64 network. */
+  allocatePublicIp(type: "ipv4" | "ipv6"): string {
+    return type === "ipv4" ? this.#nextIpv4() : this.#nextIpv6();
   }
 
   /** Detaches a server from a network. */

@@ -1,0 +1,155 @@
+/**
+ * The steady-state scenario: N Nodes (kubelets reporting every 5 minutes) and 50 LoadBalancer
+ * Services, idle, observed for some minutes, for each server refresh design: `actions` (follow the
+ * action logs, a full list every hour) and `list` (a full list at every address refresh).
+ *
+ * A window shorter than the full-list period would miss the hourly list: `requests_per_hour` adds
+ * it (the pages a full list took here, once per period), next to what the window measured.
+ * Designs run side by side per N (separate apiservers, simulators and CCMs).
+ *
+ * @module
+ */
+import { NODES } from "../kube/resources.ts";
+import type { ScenarioResult } from "./report.ts";
+import {
+  createNodes,
+  createServices,
+  ingressCount,
+  initTimes,
+  kubeletHeartbeats,
+  waitFor,
+} from "./bench_util.ts";
+import { benchEnvironment } from "./environment.ts";
+
+/** `HCLOUD_SERVER_REFRESH`. */
+export type RefreshMode = "actions" | "list";
+
+/** One run's figures. */
+export interface SteadyRun extends ScenarioResult {
+  nodes: number;
+  refresh: RefreshMode;
+  observed_minutes: number;
+  requests_per_hour_measured: number;
+  full_list_pages: number;
+  rss_anon_mb_peak: number;
+  rss_file_mb: number;
+  requests_per_hour_by_endpoint: Record<string, number>;
+  /** Seconds from a private IP change in the cloud to the Node showing it (actions, 1000 Nodes). */
+  ip_change_seconds?: number;
+}
+
+const FULL_LIST_PERIOD_H = 1;
+
+/** Runs every (nodes, refresh) pair; both designs of one N at once. */
+export async function steadyStateMatrix(options: {
+  nodes: number[];
+  refresh: RefreshMode[];
+  minutes: number;
+  latencyMs: number;
+  actionMs: number;
+}): Promise<SteadyRun[]> {
+  const runs: SteadyRun[] = [];
+  for (const nodes of options.nodes) {
+    console.log(`steady_state: ${nodes} nodes, ${options.refresh.join(" and ")}, ${options.minutes} min ...`);
+    runs.push(
+      ...await Promise.all(
+        options.refresh.map((refresh) =>
+          steadyRun({ ...options, nodes, refresh, measureIpChange: refresh === "actions" && nodes === 1000 })
+        ),
+      ),
+    );
+  }
+  return runs;
+}
+
+/** The report's steady_state row: 1000 Nodes with the default design, and the whole matrix. */
+export function headline(runs: SteadyRun[]): ScenarioResult {
+  const main = runs.find((r) => r.nodes === 1000 && r.refresh === "actions") ?? runs[0];
+  return { ...main, matrix: runs.map((r) => ({ ...r, series: undefined })) };
+}
+
+async function steadyRun(o: {
+  nodes: number;
+  refresh: RefreshMode;
+  minutes: number;
+  latencyMs: number;
+  actionMs: number;
+  measureIpChange: boolean;
+}): Promise<SteadyRun> {
+  const env = await benchEnvironment(o.nodes, {
+    latencyMs: o.latencyMs,
+    actionMs: o.actionMs,
+    env: { HCLOUD_SERVER_REFRESH: o.refresh },
+  });
+  const names = Array.from({ length: o.nodes }, (_, i) => `node-${i}`);
+  await createNodes(env.client, o.nodes, 0);
+  await initTimes(env.client, new Set(names), Date.now(), 1_800_000, []);
+  await createServices(env.client, 50);
+  await waitFor(async () => (await ingressCount(env.client)) === 50, 1_800_000, 1_000);
+  const cpuBefore = await env.cpuSeconds();
+  const start = Date.now();
+  const from = env.sim.audit.length;
+  const kubelets = new AbortController();
+  const heartbeats = kubeletHeartbeats(env.client, names, 5 * 60_000, kubelets.signal);
+  const ipChange = o.measureIpChange ? measureIpChange(env) : Promise.resolve(undefined);
+  await new Promise((r) => setTimeout(r, o.minutes * 60_000));
+  kubelets.abort();
+  await heartbeats;
+  // Exactly `minutes` long, so a 10-minute window holds two 5-minute refreshes whatever their phase.
+  const hours = o.minutes / 60;
+  const end = start + o.minutes * 60_000;
+  const window = env.sim.audit.slice(from).filter((e) => e.time < end);
+  const byEndpoint: Record<string, number> = {};
+  for (const e of window) byEndpoint[e.route] = (byEndpoint[e.route] ?? 0) + 1;
+  for (const k of Object.keys(byEndpoint)) byEndpoint[k] = Math.round(byEndpoint[k] / hours * 10) / 10;
+  const pages = Math.max(
+    0,
+    ...env.sim.audit.filter((e) => e.route === "GET /servers").map((e) =>
+      Number(new URLSearchParams(e.query).get("page") ?? 1)
+    ),
+  );
+  const measured = window.length / hours;
+  const listedInWindow = window.some((e) => e.route === "GET /servers");
+  const amortized = o.refresh === "actions" && !listedInWindow
+    ? measured + pages / FULL_LIST_PERIOD_H
+    : measured;
+  const parts = env.rssPartsMb();
+  return {
+    nodes: o.nodes,
+    refresh: o.refresh,
+    observed_minutes: o.minutes,
+    requests: window.length,
+    requests_per_hour_measured: Math.round(measured),
+    requests_per_hour: Math.round(amortized),
+    full_list_pages: pages,
+    requests_per_hour_by_endpoint: byEndpoint,
+    rss_mb_peak: env.peakRssMb(),
+    rss_anon_mb_peak: parts.anon,
+    rss_file_mb: parts.file,
+    cpu_seconds: Math.round(((await env.cpuSeconds()) - cpuBefore) * 100) / 100,
+    ip_change_seconds: await ipChange,
+    // Last: the CCM stops here.
+    rate_limited_responses: await env.close(),
+  };
+}
+
+/** Moves node-7's server to another private IP (detach and attach actions) and times the Node's update. */
+async function measureIpChange(
+  env: Awaited<ReturnType<typeof benchEnvironment>>,
+): Promise<number | undefined> {
+  const server = [...env.sim.world.servers.values()].find((s) => s.name === "node-7")!;
+  const network = env.sim.world.findNetwork("k8s")!;
+  const changedAt = Date.now();
+  const ip = env.sim.world.moveServerIp(server, network, "10.0.250.7");
+  try {
+    await waitFor(
+      async () =>
+        (await env.client.get(NODES, "node-7")).status?.addresses?.some((a) => a.address === ip) ?? false,
+      15 * 60_000,
+      1_000,
+    );
+    return Math.round((Date.now() - changedAt) / 100) / 10;
+  } catch {
+    return undefined;
+  }
+}

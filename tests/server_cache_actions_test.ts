@@ -1,0 +1,117 @@
+/**
+ * The server cache following the action logs against the simulator: changes recorded as actions
+ * are read by ID, changes without one wait for the slow full list or a direct read, and a log that
+ * cannot be read falls back to a full list.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { HcloudClient } from "../providers/hcloud/client.ts";
+import { ServerCache } from "../providers/hcloud/server_cache.ts";
+import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { Registry } from "../lib/metrics.ts";
+
+Deno.test("server cache (actions): action-logged changes are read by ID; labels wait for the full list; a failing log falls back", async () => {
+  const t = await startTestSim();
+  try {
+    const servers = Array.from({ length: 120 }, (_, i) => t.sim.addServer({ name: `n${i}` }));
+    const [a, b, d, e] = servers;
+    const metrics = new Registry();
+    const cache = new ServerCache(
+      new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 }),
+      { maxAgeMs: 1, refresh: "actions", fullListPeriodMs: 60_000, metrics },
+    );
+    const count = (re: RegExp) => t.sim.count(re);
+    const refresh = async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      return await cache.get();
+    };
+    let snapshot = await cache.get();
+    assertEquals(count(/^GET \/servers$/), 3, "the first refresh lists every server (3 pages)");
+
+    // Power, type: recorded as actions; only that server is read.
+    await t.api("POST", `/servers/${a.id}/actions/poweroff`);
+    await t.api("POST", `/servers/${a.id}/actions/change_type`, { server_type: "cx32", upgrade_disk: false });
+    snapshot = await refresh();
+    assertEquals([snapshot.byId.get(a.id)?.status, snapshot.byId.get(a.id)?.serverType], ["off", "cx32"]);
+    assertEquals(count(/^GET \/servers$/), 3, "no full list");
+    assertEquals(
+      t.sim.audit.filter((x) => x.method === "GET" && x.path.endsWith(`/servers/${a.id}`)).length,
+      1,
+    );
+
+    // Deletion, and Primary IPs moving: the old holder and the new one are read.
+    await t.api("DELETE", `/servers/${b.id}`);
+    const ipv4 = t.sim.world.servers.get(a.id)!.public_net.ipv4!;
+    assertEquals((await t.api("POST", `/primary_ips/${ipv4.id}/actions/unassign`)).status, 201);
+    snapshot = await refresh();
+    assertEquals(snapshot.byId.has(b.id), false, "a deleted server leaves the snapshot");
+    assertEquals(snapshot.byId.get(a.id)?.ipv4, undefined);
+    assertEquals(snapshot.byIp.has(ipv4.ip!), false);
+    assertEquals(
+      (await t.api("POST", `/primary_ips/${ipv4.id}/actions/assign`, {
+        assignee_id: a.id,
+        assignee_type: "server",
+      })).status,
+      201,
+    );
+    snapshot = await refresh();
+    assertEquals(snapshot.byIp.get(ipv4.ip!)?.map((s) => s.id), [a.id]);
+    assertEquals(count(/^GET \/servers$/), 3, "still no full list");
+
+    // No action for labels or a shutdown from inside: the snapshot keeps the old state ...
+    await t.api("PUT", `/servers/${d.id}`, { labels: { team: "x" } });
+    t.sim.world.servers.get(e.id)!.status = "off";
+    snapshot = await refresh();
+    assertEquals(snapshot.byId.get(d.id)?.labels, {});
+    assertEquals(snapshot.byId.get(e.id)?.status, "running");
+    // ... a direct read sees the shutdown, and a demanded full list the labels.
+    assertEquals((await cache.server(e.id))?.status, "off");
+    snapshot = await cache.get({ full: true });
+    assertEquals(snapshot.byId.get(d.id)?.labels, { team: "x" });
+    assertEquals(count(/^GET \/servers$/), 6);
+
+    // The log fails: that refresh lists everything instead, and says so in a metric.
+    t.sim.faults.rules = [{ match: "^GET /servers/actions", status: 503, code: "unavailable" }];
+    await refresh();
+    assertEquals(count(/^GET \/servers$/), 9);
+    assertEquals(
+      metrics.counter("hcloud_server_cache_action_log_fallbacks_total", "").get({ reason: "error" }),
+      1,
+    );
+    t.sim.faults.rules = [];
+    await refresh();
+    assertEquals(count(/^GET \/servers$/), 12, "the log is back: one full list takes new cursors");
+    const before = t.sim.audit.length;
+    await refresh();
+    const calls = t.sim.audit.slice(before).map((x) => x.route);
+    assert(calls.length === 2 && calls.every((r) => r.endsWith("/actions")), calls.join(", "));
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("server cache (actions): the slow full list runs at its period; mode list never reads the logs", async () => {
+  const t = await startTestSim();
+  try {
+    for (let i = 0; i < 60; i++) t.sim.addServer({ name: `n${i}` });
+    const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 });
+    const cache = new ServerCache(client, { maxAgeMs: 1, refresh: "actions", fullListPeriodMs: 200 });
+    await cache.get();
+    await new Promise((r) => setTimeout(r, 5));
+    await cache.get();
+    assertEquals(t.sim.count(/^GET \/servers$/), 2, "one full list (2 pages), then the logs");
+    await new Promise((r) => setTimeout(r, 210));
+    await cache.get();
+    assertEquals(t.sim.count(/^GET \/servers$/), 4, "the period is over: a full list again");
+
+    const listing = new ServerCache(client, { maxAgeMs: 1, refresh: "list" });
+    const before = t.sim.count(/\/actions$/);
+    await listing.get();
+    await new Promise((r) => setTimeout(r, 5));
+    await listing.get();
+    assertEquals(t.sim.count(/^GET \/servers$/), 8);
+    assertEquals(t.sim.count(/\/actions$/), before);
+  } finally {
+    await t.finish();
+  }
+});
