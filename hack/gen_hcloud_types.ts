@@ -10,7 +10,7 @@ const repo = new URL("..", import.meta.url).pathname;
 const specPath = Deno.args[0] ?? `${repo}../shared/hcloud-api/openapi.json`;
 const OUT = `${repo}providers/hcloud/api_types.ts`;
 const KEEP =
-  /^\/(actions|servers|server_types|locations|datacenters|networks|load_balancers|load_balancer_types|certificates|primary_ips)(\/|$)/;
+  /^\/(actions|servers|server_types|locations|datacenters|networks|load_balancers|load_balancer_types|certificates|primary_ips|ssh_keys|images|pricing)(\/|$)/;
 // Server actions and other endpoints deno-ccm never calls.
 const SKIP = new RegExp(
   "/metrics$|^/servers/\\{id\\}/actions/(add_to_placement_group|attach_iso|create_image|" +

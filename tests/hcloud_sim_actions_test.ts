@@ -136,3 +136,23 @@ Deno.test("simulator: Primary IPs are the servers' public addresses; assign and 
     await t.finish();
   }
 });
+
+Deno.test("simulator: endpoints it does not simulate answer 404 not_found, as an unknown route does", async () => {
+  const t = await startTestSim();
+  try {
+    const s = t.sim.addServer({ name: "a" });
+    for (
+      const [method, path] of [["POST", `/servers/${s.id}/actions/rebuild`], ["GET", "/firewalls"], [
+        "GET",
+        "/volumes",
+      ]]
+    ) {
+      const res = await t.api(method, path);
+      assertEquals([res.status, res.body.error.code], [404, "not_found"], `${method} ${path}`);
+    }
+    const wrongMethod = await t.api("PATCH", `/servers/${s.id}`);
+    assertEquals(wrongMethod.status, 405);
+  } finally {
+    await t.finish();
+  }
+});

@@ -90,6 +90,10 @@ const DC_SUFFIX: Record<string, string> = {
 };
 
 /** Server types (a representative subset). */
+// IDs stay stable as types are added; the cx*2/cpx*1 generation is deprecated (successors: cx*3, cpx*2).
+const DEPRECATED_TYPES = new Set(["cx22", "cx32", "cpx21", "cpx31"]);
+const DEPRECATION = { announced: "2025-10-16T06:00:00Z", unavailable_after: "2026-01-01T00:00:00Z" };
+
 export const SERVER_TYPES: S["server_type"][] = [
   ["cx22", 2, 4, 40, "shared", "x86"],
   ["cx32", 4, 8, 80, "shared", "x86"],
@@ -97,6 +101,10 @@ export const SERVER_TYPES: S["server_type"][] = [
   ["cpx31", 4, 8, 160, "shared", "x86"],
   ["cax11", 2, 4, 40, "shared", "arm"],
   ["ccx13", 2, 8, 80, "dedicated", "x86"],
+  ["cx23", 2, 4, 40, "shared", "x86"],
+  ["cx33", 4, 8, 80, "shared", "x86"],
+  ["cpx22", 2, 4, 80, "shared", "x86"],
+  ["cpx32", 4, 8, 160, "shared", "x86"],
 ].map(([name, cores, memory, disk, cpu, arch], i) => ({
   id: 100 + i,
   name: name as string,
@@ -108,10 +116,14 @@ export const SERVER_TYPES: S["server_type"][] = [
   architecture: arch as "x86" | "arm",
   storage_type: "local" as const,
   category: "regular_purpose",
-  deprecated: false,
-  deprecation: null,
+  deprecated: DEPRECATED_TYPES.has(name as string),
+  deprecation: DEPRECATED_TYPES.has(name as string) ? DEPRECATION : null,
   prices: [price("0.0060", "0.0071")],
-  locations: LOCATIONS.map((l) => ({ id: l.id, name: l.name, deprecation: null })),
+  locations: LOCATIONS.map((l) => ({
+    id: l.id,
+    name: l.name,
+    deprecation: DEPRECATED_TYPES.has(name as string) ? DEPRECATION : null,
+  })),
 }));
 
 /** Datacenters (deprecated by Hetzner but still served). */

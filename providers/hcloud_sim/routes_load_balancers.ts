@@ -20,6 +20,9 @@ import type { Certificate, LoadBalancer, World } from "./world.ts";
 
 const labelsCheck = (v: Record<string, unknown>) =>
   validLabels(v) ? undefined : "contains an invalid label key or value";
+/** Action commands that differ from their route's name. */
+const ACTION_COMMANDS: Record<string, string> = { change_type: "change_load_balancer_type" };
+
 const findType = (v: string) => LOAD_BALANCER_TYPES.find((t) => t.name === v || String(t.id) === v);
 
 function attach(world: World, lb: LoadBalancer, networkId: number, ip?: string, ipRange?: string): void {
@@ -55,7 +58,13 @@ export function loadBalancerRoutes(): SimRoute[] {
       world.assertUnlocked("load_balancer", lb.id);
       change(r, lb, world, (req.body ?? {}) as Record<string, unknown>);
       r.done();
-      return actionReply(world.startAction(command, [{ id: lb.id, type: "load_balancer" }], durationMs));
+      return actionReply(
+        world.startAction(
+          ACTION_COMMANDS[command] ?? command,
+          [{ id: lb.id, type: "load_balancer" }],
+          durationMs,
+        ),
+      );
     });
   return [
     route(
@@ -72,13 +81,15 @@ export function loadBalancerRoutes(): SimRoute[] {
     route("POST", "/load_balancers", (req, _p, { world }) => {
       const r = new BodyReader(req.body);
       const name = r.string("name", { required: true });
-      const typeName = r.string("load_balancer_type", {
+      const typeName = r.idOrName("load_balancer_type", {
         required: true,
         check: (v) => findType(v) ? undefined : "load balancer type not found",
       });
-      const location = r.string("location", {
-        check: (v) => LOCATIONS.some((l) => l.name === v) ? undefined : "location not found",
+      const locationRef = r.idOrName("location", {
+        check: (v) =>
+          LOCATIONS.some((l) => l.name === v || String(l.id) === v) ? undefined : "location not found",
       });
+      const location = LOCATIONS.find((l) => String(l.id) === locationRef)?.name ?? locationRef;
       const zone = r.string("network_zone", {
         check: (v) => LOCATIONS.some((l) => l.network_zone === v) ? undefined : "network zone not found",
       });
@@ -213,7 +224,7 @@ export function loadBalancerRoutes(): SimRoute[] {
       lb.algorithm = { type: type as "round_robin" };
     }),
     act("change_type", (r, lb) => {
-      const name = r.string("load_balancer_type", {
+      const name = r.idOrName("load_balancer_type", {
         required: true,
         check: (v) => findType(v) ? undefined : "load balancer type not found",
       });

@@ -215,6 +215,23 @@ export function networkRoutes(): SimRoute[] {
       r.done();
       return action(world, network, "add_subnet");
     }),
+    route("POST", "/networks/{id}/actions/delete_subnet", (req, p, { world }) => {
+      const network = get(world, p.id);
+      const r = new BodyReader(req.body);
+      const ipRange = r.string("ip_range", { required: true });
+      r.done();
+      const subnet = network.subnets.find((s) => s.ip_range === ipRange);
+      if (!subnet) throw faults.invalid({ ip_range: [`no subnet ${ipRange} in this network`] });
+      world.assertUnlocked("network", network.id);
+      // Subnets with attached resources cannot be deleted (the API's documented rule).
+      const range = parseCidr(ipRange!)!;
+      const used = [...world.usedPrivateIps(network)].some((ip) => cidrContains(range, ip));
+      if (used) {
+        throw faults.code(422, "resource_in_use", "the subnet has attached resources; detach them first");
+      }
+      network.subnets = network.subnets.filter((s) => s !== subnet);
+      return action(world, network, "delete_subnet");
+    }),
     route("POST", "/networks/{id}/actions/change_protection", (req, p, { world }) => {
       const network = get(world, p.id);
       const r = new BodyReader(req.body);

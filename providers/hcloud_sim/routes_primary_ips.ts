@@ -128,11 +128,10 @@ export function primaryIpRoutes(): SimRoute[] {
     route("DELETE", "/primary_ips/{id}", (_req, p, { world }) => {
       const ip = get(world, p.id);
       if (ip.protection.delete) throw faults.protectedResource();
-      const server = assigneeOf(world, ip);
-      if (server && server.status !== "off") {
-        throw faults.code(422, "server_not_stopped", "The Server is running, but needs to be powered off");
+      // Since 1 May 2026 an assigned Primary IP must be unassigned first (the API's documented rule).
+      if (ip.assignee_id !== null) {
+        throw faults.code(422, "must_be_unassigned", "the Primary IP is still assigned to a resource");
       }
-      detach(world, ip);
       world.primaryIps.delete(ip.id);
       return { status: 204 };
     }),

@@ -8,6 +8,7 @@ import { validLabels } from "../../lib/label_selector.ts";
 import { DATACENTERS, LOAD_BALANCER_TYPES, LOCATIONS, SERVER_TYPES } from "./catalog.ts";
 import { actionReply, byId, type HandlerContext, listResponse, route, type SimRoute } from "./router.ts";
 import type { Action, Server, World } from "./world.ts";
+import { findImage } from "./routes_keys_images.ts";
 
 const STATUSES = [
   "running",
@@ -71,10 +72,17 @@ export function serverRoutes(): SimRoute[] {
         check: (v) =>
           /^[a-zA-Z0-9]([a-zA-Z0-9.-]{0,61}[a-zA-Z0-9])?$/.test(v) ? undefined : "is not a valid hostname",
       });
-      const type = r.string("server_type", { required: true });
-      r.string("image", { required: true });
-      const location = r.string("location");
-      const datacenter = r.string("datacenter");
+      const type = r.idOrName("server_type", { required: true });
+      const imageRef = r.idOrName("image", { required: true });
+      const locationRef = r.idOrName("location");
+      const location = LOCATIONS.find((l) => String(l.id) === locationRef)?.name ?? locationRef;
+      const datacenter = r.idOrName("datacenter");
+      const sshKeys = r.array("ssh_keys", {
+        check: (v) =>
+          v.every((k) => typeof k === "string" || Number.isInteger(k))
+            ? undefined
+            : "must be a list of IDs or names",
+      }) as (string | number)[] | undefined;
       const labels = r.object("labels", { check: labelsCheck }) as Record<string, string> | undefined;
       const networks = r.array("networks", {
         check: (v) => v.every(Number.isInteger) ? undefined : "must be a list of network IDs",
@@ -84,8 +92,17 @@ export function serverRoutes(): SimRoute[] {
         r.fail("datacenter", "location and datacenter are mutually exclusive");
         r.fail("location", "location and datacenter are mutually exclusive");
       }
-      if (type && !SERVER_TYPES.some((t) => t.name === type || String(t.id) === type)) {
-        r.fail("server_type", "server type not found");
+      const serverType = SERVER_TYPES.find((t) => t.name === type || String(t.id) === type);
+      if (type && !serverType) r.fail("server_type", "server type not found");
+      const image = imageRef ? findImage(imageRef, serverType?.architecture) : undefined;
+      if (imageRef && !image) r.fail("image", "image not found");
+      if (image && serverType && image.architecture !== serverType.architecture) {
+        r.fail("image", `image is for ${image.architecture}, the server type for ${serverType.architecture}`);
+      }
+      for (const k of sshKeys ?? []) {
+        if (![...world.sshKeys.values()].some((key) => key.id === k || key.name === k)) {
+          r.fail("ssh_keys", `ssh key ${k} not found`);
+        }
       }
       const loc = location ?? DATACENTERS.find((d) => d.name === datacenter)?.location.name;
       if (location && !LOCATIONS.some((l) => l.name === location)) r.fail("location", "location not found");
@@ -104,6 +121,7 @@ export function serverRoutes(): SimRoute[] {
         ipv6: publicNet?.enable_ipv6 === false ? false : undefined,
         private_net: (networks ?? []).map((network) => ({ network })),
       });
+      server.image = structuredClone(image!) as Server["image"];
       const action = world.startAction("create_server", [{ id: server.id, type: "server" }]);
       server.status = req.body && (req.body as { start_after_create?: boolean }).start_after_create === false
         ? "off"

@@ -10,6 +10,7 @@ import { ApiFault, faults, type Reply, type SimRequest } from "./http_kit.ts";
 import type { HandlerContext, SimRoute } from "./router.ts";
 import { renderServer, serverRoutes } from "./routes_servers.ts";
 import { primaryIpRoutes } from "./routes_primary_ips.ts";
+import { keyAndImageRoutes } from "./routes_keys_images.ts";
 import { networkRoutes } from "./routes_networks.ts";
 import { loadBalancerRoutes } from "./routes_load_balancers.ts";
 import { type ServerSeed, World } from "./world.ts";
@@ -84,6 +85,7 @@ export class Simulator {
   readonly #routes: SimRoute[] = [
     ...serverRoutes(),
     ...primaryIpRoutes(),
+    ...keyAndImageRoutes(),
     ...networkRoutes(),
     ...loadBalancerRoutes(),
   ].sort((a, b) => placeholders(a.pattern) - placeholders(b.pattern));
@@ -187,7 +189,13 @@ export class Simulator {
       }
       const match = this.#match(this.#routes, request.method, path);
       if (!match) {
-        throw this.#routes.some((r) => r.regex.test(path))
+        // IDs are numbers: `/servers/1/actions/rebuild` is an endpoint we do not simulate (404, as the
+        // real API answers an unknown route), not `GET /servers/{id}/actions/{action_id}` (405).
+        const otherMethod = this.#routes.some((r) => {
+          const m = r.regex.exec(path);
+          return !!m && Object.values(m.groups ?? {}).every((v) => /^\d+$/.test(v));
+        });
+        throw otherMethod
           ? faults.code(405, "method_not_allowed", "method not allowed")
           : faults.notFound("endpoint");
       }

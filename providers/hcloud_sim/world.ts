@@ -17,6 +17,7 @@ export type LoadBalancer = S["load_balancer"];
 export type Action = S["action"];
 export type Certificate = S["certificate"];
 export type PrimaryIp = S["get_primary_ip_response"]["primary_ip"];
+export type SshKey = S["ssh_key"];
 
 /** An action and when it ends. */
 interface ActionRecord {
@@ -47,6 +48,7 @@ export class World {
   readonly loadBalancers = new Map<number, LoadBalancer>();
   readonly certificates = new Map<number, Certificate>();
   readonly primaryIps = new Map<number, PrimaryIp>();
+  readonly sshKeys = new Map<number, SshKey>();
   readonly #actions = new Map<number, ActionRecord>();
   readonly #locks = new Map<string, number>();
   #nextId = 1;
@@ -266,6 +268,10 @@ export class World {
       if (ip.assignee_id !== server.id) continue;
       if (ip.auto_delete) this.primaryIps.delete(ip.id);
       else ip.assignee_id = null;
+    }
+    // The API drops a deleted server from load balancer targets.
+    for (const lb of this.loadBalancers.values()) {
+      lb.targets = lb.targets.filter((t) => !(t.type === "server" && t.server?.id === server.id));
     }
     this.servers.delete(server.id);
     return action ? this.startAction("delete_server", [{ id: server.id, type: "server" }]) : undefined;

@@ -1,0 +1,55 @@
+/**
+ * The simulator driven by hcloud-go (the library of the hcloud CLI, the Terraform provider and the
+ * official CCM, at the version the official CCM pins) through hack/hcloud_go_check: every check
+ * passes and every response validates against the OpenAPI spec.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { startTestSim } from "./sim_harness.ts";
+import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+
+const repo = new URL("..", import.meta.url).pathname;
+
+async function buildCheck(): Promise<string> {
+  const out = await new Deno.Command("bash", {
+    args: [`${repo}hack/hcloud_go_check/build.sh`],
+    stderr: "piped",
+  })
+    .output()
+    .catch((err) => {
+      throw new Error(`cannot run hack/hcloud_go_check/build.sh: ${err.message}`);
+    });
+  if (!out.success) {
+    throw new Error(
+      `building the hcloud-go check failed (it needs Go and the Go module proxy; https://go.dev/dl):\n${
+        new TextDecoder().decode(out.stderr)
+      }`,
+    );
+  }
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+Deno.test("hcloud-go against the simulator: every check passes, every response matches the spec", async () => {
+  const binary = await buildCheck();
+  const t = await startTestSim({ actionDurationMs: 20 });
+  try {
+    const run = await new Deno.Command(binary, {
+      env: { HCLOUD_ENDPOINT: t.sim.endpoint, HCLOUD_TOKEN: DEFAULT_SIM_TOKEN },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const lines = new TextDecoder().decode(run.stdout).trim().split("\n").map((l) => JSON.parse(l));
+    const failed = lines.filter((l) => l.check && !l.ok).map((l) => `${l.check}: ${l.error}`);
+    assertEquals(failed, [], new TextDecoder().decode(run.stderr));
+    const summary = lines.find((l) => l.summary);
+    assert(run.success && summary?.failed === 0, JSON.stringify(summary));
+    assert(lines.filter((l) => l.check).length >= 13, "every check ran");
+    const routes = new Set(t.sim.audit.map((e) => e.route));
+    console.log(
+      `hcloud-go check: ${
+        lines.filter((l) => l.check).length
+      } checks, ${summary.calls} calls, ${routes.size} endpoints`,
+    );
+  } finally {
+    await t.finish();
+  }
+});
