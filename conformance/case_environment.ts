@@ -18,9 +18,10 @@ import type { Case, NodeSpec, ServerSeed, ServiceSpec, Step } from "./case_file.
 import { substitute } from "./case_file.ts";
 
 const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
-/** A PEM placeholder: the simulator does not parse uploaded certificates. */
-const PLACEHOLDER_PEM = "-----BEGIN CERTIFICATE-----\nY29uZm9ybWFuY2U=\n-----END CERTIFICATE-----\n";
-const PLACEHOLDER_KEY = "-----BEGIN PRIVATE KEY-----\nY29uZm9ybWFuY2U=\n-----END PRIVATE KEY-----\n";
+/** A real certificate for example.com (the golden recordings' uploaded certificates name it). */
+const FIXTURES = new URL("../tests/fixtures/", import.meta.url);
+const EXAMPLE_PEM = Deno.readTextFileSync(new URL("example_com_cert.pem", FIXTURES));
+const EXAMPLE_KEY = Deno.readTextFileSync(new URL("example_com_key.pem", FIXTURES));
 
 /** IDs seen during a case, for normalization. */
 export interface Seen {
@@ -129,7 +130,7 @@ export class CaseEnvironment {
         labels: cert.labels ?? {},
         ...(managed
           ? { domain_names: cert.domain_names ?? ["example.com"] }
-          : { certificate: PLACEHOLDER_PEM, private_key: PLACEHOLDER_KEY }),
+          : { certificate: EXAMPLE_PEM, private_key: EXAMPLE_KEY }),
       });
       const c = out.certificate as { id: number; name: string };
       this.seen.certificates.set(c.id, c.name);

@@ -10,6 +10,7 @@ import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
 import { HcloudProvider } from "../providers/hcloud/provider.ts";
 import { readHcloudConfig } from "../providers/hcloud/config.ts";
 import { TerminalError } from "../providers/errors.ts";
+import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 let uidCounter = 0;
@@ -65,8 +66,8 @@ Deno.test("hcloud LBs: HTTPS with an uploaded certificate by name, HTTP options 
   try {
     const cert = await t.api("POST", "/certificates", {
       name: "shop-cert",
-      certificate: "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----",
-      private_key: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----",
+      certificate: EXAMPLE_CERT,
+      private_key: EXAMPLE_KEY,
     });
     const service = svc({
       [`${P}location`]: "nbg1",

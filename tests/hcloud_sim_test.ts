@@ -6,6 +6,7 @@
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 
 const NETWORK_SEED = {
   networks: [{
@@ -375,8 +376,8 @@ Deno.test("simulator: certificates, catalog, faults and audit log", async () => 
   try {
     const up = await t.api("POST", "/certificates", {
       name: "c1",
-      certificate: "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----",
-      private_key: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----",
+      certificate: EXAMPLE_CERT,
+      private_key: EXAMPLE_KEY,
     });
     assertEquals([up.status, up.body.certificate.type], [201, "uploaded"]);
     const managed = await t.api("POST", "/certificates", {

@@ -8,8 +8,16 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -96,6 +104,8 @@ func main() {
 	checkPrimaryIPs(r, st)
 	checkNetworks(r, st)
 	checkLoadBalancers(r, st)
+	checkCertificates(r, st)
+	checkOtherResources(r)
 	summary, _ := json.Marshal(map[string]any{"summary": true, "failed": r.failed, "calls": r.calls})
 	fmt.Println(string(summary))
 	os.Exit(min(r.failed, 100))
@@ -495,5 +505,165 @@ func checkLoadBalancers(r *run, st *state) {
 			return err
 		}
 		return expect(len(got.Targets) == 0, "targets after the server's deletion: %d", len(got.Targets))
+	})
+}
+
+// selfSigned makes a certificate for domains and its key, as PEM.
+func selfSigned(domains ...string) (string, string, *x509.Certificate) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: domains[0]},
+		DNSNames: domains, NotBefore: time.Now().Add(-time.Hour).Truncate(time.Second),
+		NotAfter: time.Now().Add(90 * 24 * time.Hour).Truncate(time.Second),
+	}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	keyDer, _ := x509.MarshalPKCS8PrivateKey(key)
+	cert, _ := x509.ParseCertificate(der)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDer})), cert
+}
+
+func checkCertificates(r *run, st *state) {
+	r.check("certificates: uploaded (the PEM's own domains, fingerprint, validity), managed, in use", func() error {
+		certPEM, keyPEM, parsed := selfSigned("shop.example.com", "www.example.com")
+		cert, _, err := r.c.Certificate.Create(r.ctx, hcloud.CertificateCreateOpts{
+			Name: "check-cert", Type: hcloud.CertificateTypeUploaded, Certificate: certPEM, PrivateKey: keyPEM,
+		})
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(parsed.Raw)
+		fp := []string{}
+		for _, b := range sum {
+			fp = append(fp, fmt.Sprintf("%02x", b))
+		}
+		if err := expect(strings.Join(cert.DomainNames, ",") == "shop.example.com,www.example.com" &&
+			cert.Fingerprint == strings.Join(fp, ":") && cert.NotValidAfter.Equal(parsed.NotAfter),
+			"uploaded: %v %s %v", cert.DomainNames, cert.Fingerprint, cert.NotValidAfter); err != nil {
+			return err
+		}
+		managed, _, err := r.c.Certificate.CreateCertificate(r.ctx, hcloud.CertificateCreateOpts{
+			Name: "check-managed", Type: hcloud.CertificateTypeManaged, DomainNames: []string{"api.example.com"},
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(managed.Action); err != nil {
+			return err
+		}
+		got, _, err := r.c.Certificate.GetByID(r.ctx, managed.Certificate.ID)
+		if err != nil {
+			return err
+		}
+		if err := expect(got.Status != nil && got.Status.Issuance == hcloud.CertificateStatusTypeCompleted,
+			"managed status: %+v", got.Status); err != nil {
+			return err
+		}
+		res, _, err := r.c.LoadBalancer.Create(r.ctx, hcloud.LoadBalancerCreateOpts{
+			Name: "check-lb-https", LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"},
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(res.Action); err != nil {
+			return err
+		}
+		a, _, err := r.c.LoadBalancer.AddService(r.ctx, res.LoadBalancer, hcloud.LoadBalancerAddServiceOpts{
+			Protocol: hcloud.LoadBalancerServiceProtocolHTTPS, ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(80),
+			HTTP: &hcloud.LoadBalancerAddServiceOptsHTTP{Certificates: []*hcloud.Certificate{cert}},
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(a); err != nil {
+			return err
+		}
+		inUse, _, err := r.c.Certificate.GetByID(r.ctx, cert.ID)
+		if err != nil {
+			return err
+		}
+		if err := expect(len(inUse.UsedBy) == 1 && inUse.UsedBy[0].ID == res.LoadBalancer.ID, "used by: %+v", inUse.UsedBy); err != nil {
+			return err
+		}
+		if _, err := r.c.Certificate.Delete(r.ctx, cert); err == nil {
+			return fmt.Errorf("a certificate in use was deleted")
+		}
+		a, _, err = r.c.LoadBalancer.DeleteService(r.ctx, res.LoadBalancer, 443)
+		if err != nil {
+			return err
+		}
+		if err := r.wait(a); err != nil {
+			return err
+		}
+		_, err = r.c.Certificate.Delete(r.ctx, cert)
+		return err
+	})
+}
+
+func checkOtherResources(r *run) {
+	r.check("firewalls, volumes, floating IPs, placement groups: create, list, get, delete", func() error {
+		fw, _, err := r.c.Firewall.Create(r.ctx, hcloud.FirewallCreateOpts{Name: "check-fw", Rules: []hcloud.FirewallRule{{
+			Direction: hcloud.FirewallRuleDirectionIn, Protocol: hcloud.FirewallRuleProtocolTCP, Port: hcloud.Ptr("22"),
+			SourceIPs: []net.IPNet{*cidr("0.0.0.0/0")},
+		}}})
+		if err != nil {
+			return err
+		}
+		vol, _, err := r.c.Volume.Create(r.ctx, hcloud.VolumeCreateOpts{
+			Name: "check-vol", Size: 10, Location: &hcloud.Location{Name: "fsn1"}, Format: hcloud.Ptr("ext4"),
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(vol.Action); err != nil {
+			return err
+		}
+		fip, _, err := r.c.FloatingIP.Create(r.ctx, hcloud.FloatingIPCreateOpts{
+			Type: hcloud.FloatingIPTypeIPv4, HomeLocation: &hcloud.Location{Name: "fsn1"}, Name: hcloud.Ptr("check-fip"),
+		})
+		if err != nil {
+			return err
+		}
+		pg, _, err := r.c.PlacementGroup.Create(r.ctx, hcloud.PlacementGroupCreateOpts{Name: "check-pg", Type: hcloud.PlacementGroupTypeSpread})
+		if err != nil {
+			return err
+		}
+		fws, err := r.c.Firewall.All(r.ctx)
+		if err != nil {
+			return err
+		}
+		vols, err := r.c.Volume.All(r.ctx)
+		if err != nil {
+			return err
+		}
+		fips, err := r.c.FloatingIP.All(r.ctx)
+		if err != nil {
+			return err
+		}
+		pgs, err := r.c.PlacementGroup.All(r.ctx)
+		if err != nil {
+			return err
+		}
+		if err := expect(len(fws) == 1 && len(fws[0].Rules) == 1 && len(vols) == 1 && vols[0].Size == 10 &&
+			len(fips) == 1 && fips[0].IP != nil && len(pgs) == 1,
+			"lists: %d firewalls, %d volumes, %d floating IPs, %d placement groups", len(fws), len(vols), len(fips), len(pgs)); err != nil {
+			return err
+		}
+		got, _, err := r.c.Volume.GetByID(r.ctx, vol.Volume.ID)
+		if err != nil || got == nil || got.LinuxDevice == "" {
+			return fmt.Errorf("volume by ID: %v %v", got, err)
+		}
+		for _, del := range []func() (*hcloud.Response, error){
+			func() (*hcloud.Response, error) { return r.c.Firewall.Delete(r.ctx, fw.Firewall) },
+			func() (*hcloud.Response, error) { return r.c.Volume.Delete(r.ctx, vol.Volume) },
+			func() (*hcloud.Response, error) { return r.c.FloatingIP.Delete(r.ctx, fip.FloatingIP) },
+			func() (*hcloud.Response, error) { return r.c.PlacementGroup.Delete(r.ctx, pg.PlacementGroup) },
+		} {
+			if _, err := del(); err != nil {
+				return err
+			}
+		}
+		left, err := r.c.Volume.All(r.ctx)
+		return expect(err == nil && len(left) == 0, "volumes after delete: %d %v", len(left), err)
 	})
 }

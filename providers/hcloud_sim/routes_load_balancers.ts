@@ -16,7 +16,7 @@ import {
 } from "./lb_model.ts";
 import { actionReply, byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";
-import type { Certificate, LoadBalancer, World } from "./world.ts";
+import type { LoadBalancer, World } from "./world.ts";
 
 const labelsCheck = (v: Record<string, unknown>) =>
   validLabels(v) ? undefined : "contains an invalid label key or value";
@@ -285,107 +285,5 @@ export function loadBalancerRoutes(): SimRoute[] {
       else throw faults.invalid({ ip: ["IP does not belong to this load balancer"] });
     }),
     ...resourceActionRoutes("load_balancers", "load_balancer", (w) => w.loadBalancers),
-    ...certificateRoutes(),
   ];
-}
-
-function certificateRoutes(): SimRoute[] {
-  const get = (world: World, id: string) => byId(world.certificates, id, "certificate");
-  return [
-    route("GET", "/certificates", (req, _p, ctx) => {
-      const types = req.query.getAll("type");
-      return listResponse(
-        [...ctx.world.certificates.values()],
-        req,
-        ctx,
-        "certificates",
-        undefined,
-        (c) => types.length === 0 || types.includes(c.type!),
-      );
-    }),
-    route("POST", "/certificates", (req, _p, { world }) => {
-      const r = new BodyReader(req.body);
-      const name = r.string("name", { required: true });
-      const type = r.string("type", {
-        check: (v) => ["uploaded", "managed"].includes(v) ? undefined : "must be uploaded or managed",
-      }) ?? "uploaded";
-      const labels = r.object("labels", { check: labelsCheck });
-      let domains: string[] = [];
-      let pem: string | undefined;
-      if (type === "uploaded") {
-        pem = r.string("certificate", {
-          required: true,
-          check: (v) => v.includes("BEGIN CERTIFICATE") ? undefined : "is not a PEM certificate",
-        });
-        r.string("private_key", {
-          required: true,
-          check: (v) => v.includes("PRIVATE KEY") ? undefined : "is not a PEM private key",
-        });
-        domains = ["example.com"];
-      } else {
-        domains = (r.array("domain_names", {
-          required: true,
-          check: (v) =>
-            v.length && v.every((d) => typeof d === "string")
-              ? undefined
-              : "must be a non-empty list of domains",
-        }) ?? []) as string[];
-      }
-      if (
-        name && [...world.certificates.values()].some((c) => c.name === name)
-      ) throw faults.uniqueness("name");
-      r.done();
-      const now = world.now();
-      const certificate: Certificate = {
-        id: world.id(),
-        name: name!,
-        type: type as "uploaded",
-        labels: (labels ?? {}) as Record<string, string>,
-        certificate: pem ?? null,
-        created: new Date(now).toISOString(),
-        domain_names: domains,
-        fingerprint: type === "uploaded" ? "03:c7:55:9b:2a:d1:04:17:09:f6:d0:7f:18:34:63:d4:3e:5f" : null,
-        not_valid_before: new Date(now).toISOString(),
-        not_valid_after: new Date(now + 90 * 86_400_000).toISOString(),
-        status: type === "managed" ? { issuance: "completed", renewal: "unavailable", error: null } : null,
-        used_by: [],
-      };
-      world.certificates.set(certificate.id, certificate);
-      const action = type === "managed"
-        ? world.startAction("create_certificate", [{ id: certificate.id, type: "certificate" }])
-        : null;
-      return { status: 201, body: { certificate, action } };
-    }),
-    route(
-      "GET",
-      "/certificates/{id}",
-      (_req, p, { world }) => ({ status: 200, body: { certificate: usedBy(world, get(world, p.id)) } }),
-    ),
-    route("PUT", "/certificates/{id}", (req, p, { world }) => {
-      const certificate = get(world, p.id);
-      const r = new BodyReader(req.body);
-      const name = r.string("name");
-      const labels = r.object("labels", { check: labelsCheck });
-      r.done();
-      if (name) certificate.name = name;
-      if (labels) certificate.labels = labels as Record<string, string>;
-      return { status: 200, body: { certificate: usedBy(world, certificate) } };
-    }),
-    route("DELETE", "/certificates/{id}", (_req, p, { world }) => {
-      const certificate = get(world, p.id);
-      if (usedBy(world, certificate).used_by.length) {
-        throw faults.code(422, "certificate_in_use", "certificate is still used by a load balancer");
-      }
-      world.certificates.delete(certificate.id);
-      return { status: 204 };
-    }),
-    ...resourceActionRoutes("certificates", "certificate", (w) => w.certificates),
-  ];
-}
-
-function usedBy(world: World, certificate: Certificate): Certificate {
-  const used = [...world.loadBalancers.values()]
-    .filter((lb) => lb.services.some((s) => s.http?.certificates?.includes(certificate.id)))
-    .map((lb) => ({ id: lb.id, type: "load_balancer" }));
-  return { ...certificate, used_by: used };
 }

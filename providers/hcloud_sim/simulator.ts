@@ -11,6 +11,8 @@ import type { HandlerContext, SimRoute } from "./router.ts";
 import { renderServer, serverRoutes } from "./routes_servers.ts";
 import { primaryIpRoutes } from "./routes_primary_ips.ts";
 import { keyAndImageRoutes } from "./routes_keys_images.ts";
+import { certificateRoutes } from "./routes_certificates.ts";
+import { moreResourceRoutes } from "./routes_more_resources.ts";
 import { networkRoutes } from "./routes_networks.ts";
 import { loadBalancerRoutes } from "./routes_load_balancers.ts";
 import { type ServerSeed, World } from "./world.ts";
@@ -86,6 +88,8 @@ export class Simulator {
     ...serverRoutes(),
     ...primaryIpRoutes(),
     ...keyAndImageRoutes(),
+    ...certificateRoutes(),
+    ...moreResourceRoutes(),
     ...networkRoutes(),
     ...loadBalancerRoutes(),
   ].sort((a, b) => placeholders(a.pattern) - placeholders(b.pattern));

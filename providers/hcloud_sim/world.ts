@@ -18,6 +18,13 @@ export type Action = S["action"];
 export type Certificate = S["certificate"];
 export type PrimaryIp = S["get_primary_ip_response"]["primary_ip"];
 export type SshKey = S["ssh_key"];
+/** A resource the simulator only creates, lists, updates and deletes. */
+export type SimpleResource = {
+  id: number;
+  name: string;
+  labels: Record<string, string>;
+  [field: string]: unknown;
+};
 
 /** An action and when it ends. */
 interface ActionRecord {
@@ -49,6 +56,11 @@ export class World {
   readonly certificates = new Map<number, Certificate>();
   readonly primaryIps = new Map<number, PrimaryIp>();
   readonly sshKeys = new Map<number, SshKey>();
+  /** Firewalls, volumes, floating IPs and placement groups (see routes_more_resources.ts). */
+  readonly firewalls = new Map<number, SimpleResource>();
+  readonly volumes = new Map<number, SimpleResource>();
+  readonly floatingIps = new Map<number, SimpleResource>();
+  readonly placementGroups = new Map<number, SimpleResource>();
   readonly #actions = new Map<number, ActionRecord>();
   readonly #locks = new Map<string, number>();
   #nextId = 1;
