@@ -2,25 +2,34 @@
 # cloud-controller-manager": k3s without its cloud controller, kubelets with the external cloud
 # provider, Cilium with native routing over the private network (routes come from deno-ccm).
 #
-#   export TF_VAR_hcloud_token=...   # needs terraform, k3sup and helm on your machine
+#   export TF_VAR_hcloud_token=...   # needs terraform, k3sup, helm and kubectl on your machine
 #   terraform init && terraform apply
 #   export KUBECONFIG=$(terraform output -raw kubeconfig)
 #   skaffold dev                     # builds deploy/Containerfile and deploys deploy/
+#
+# One `terraform apply` does it all: what needs the cluster (Cilium, the CCM's Secret) is installed by a
+# local-exec step after k3sup has written the kubeconfig, not by the helm/kubernetes providers, whose
+# configuration would be read before that file exists. `hcloud_endpoint` points everything at another
+# API (the simulator: `terraform plan -var hcloud_endpoint=http://127.0.0.1:8080/v1`).
 
 terraform {
   required_providers {
-    hcloud     = { source = "hetznercloud/hcloud", version = "~> 1.54" }
-    tls        = { source = "hashicorp/tls", version = "~> 4.0" }
-    local      = { source = "hashicorp/local", version = "~> 2.5" }
-    null       = { source = "hashicorp/null", version = "~> 3.2" }
-    helm       = { source = "hashicorp/helm", version = "~> 2.17" }
-    kubernetes = { source = "hashicorp/kubernetes", version = "~> 2.36" }
+    hcloud = { source = "hetznercloud/hcloud", version = "~> 1.54" }
+    tls    = { source = "hashicorp/tls", version = "~> 4.0" }
+    local  = { source = "hashicorp/local", version = "~> 2.5" }
+    null   = { source = "hashicorp/null", version = "~> 3.2" }
   }
 }
 
 variable "hcloud_token" {
   type      = string
   sensitive = true
+}
+
+variable "hcloud_endpoint" {
+  type        = string
+  default     = null
+  description = "Hetzner Cloud API endpoint; null means the public API"
 }
 
 variable "name" {
@@ -40,7 +49,12 @@ variable "location" {
 
 variable "server_type" {
   type    = string
-  default = "cpx21"
+  default = "cpx22" # cpx21 and cx22 are deprecated
+}
+
+variable "cilium_version" {
+  type    = string
+  default = "1.18.2"
 }
 
 variable "k3s_channel" {
@@ -49,8 +63,8 @@ variable "k3s_channel" {
 }
 
 locals {
-  kubeconfig_path = "${path.module}/.dev-env/kubeconfig"
-  ssh_key_path    = "${path.module}/.dev-env/ssh_key"
+  kubeconfig_path = "${abspath(path.module)}/.dev-env/kubeconfig"
+  ssh_key_path    = "${abspath(path.module)}/.dev-env/ssh_key"
   control_ip      = "10.0.0.2"
   cluster_cidr    = "10.244.0.0/16"
   k3s_server_args = join(" ", [
@@ -65,7 +79,8 @@ locals {
 }
 
 provider "hcloud" {
-  token = var.hcloud_token
+  token    = var.hcloud_token
+  endpoint = var.hcloud_endpoint
 }
 
 resource "tls_private_key" "ssh" {
@@ -139,39 +154,19 @@ resource "null_resource" "k3s_worker" {
   depends_on = [null_resource.k3s_control]
 }
 
-provider "helm" {
-  kubernetes {
-    config_path = local.kubeconfig_path
-  }
-}
-
-provider "kubernetes" {
-  config_path = local.kubeconfig_path
-}
-
-resource "helm_release" "cilium" {
-  name       = "cilium"
-  repository = "https://helm.cilium.io"
-  chart      = "cilium"
-  namespace  = "kube-system"
-  values = [yamlencode({
-    ipam                  = { mode = "kubernetes" }
-    routingMode           = "native"
-    ipv4NativeRoutingCIDR = local.cluster_cidr
-    k8sServiceHost        = local.control_ip
-    k8sServicePort        = 6443
-  })]
-  depends_on = [null_resource.k3s_control]
-}
-
-resource "kubernetes_secret_v1" "hcloud" {
-  metadata {
-    name      = "hcloud"
-    namespace = "kube-system"
-  }
-  data = {
-    token   = var.hcloud_token
-    network = hcloud_network.cluster.id
+# Cilium (pinned) and the CCM's Secret, once the control plane answers. The token reaches kubectl
+# through the environment, never the command line.
+resource "null_resource" "cluster_addons" {
+  triggers = { control = null_resource.k3s_control.id, cilium = var.cilium_version }
+  provisioner "local-exec" {
+    environment = {
+      KUBECONFIG   = local.kubeconfig_path
+      HCLOUD_TOKEN = var.hcloud_token
+    }
+    command = join(" && ", [
+      "helm upgrade --install cilium cilium --repo https://helm.cilium.io --version ${var.cilium_version} --namespace kube-system --set ipam.mode=kubernetes --set routingMode=native --set ipv4NativeRoutingCIDR=${local.cluster_cidr} --set k8sServiceHost=${local.control_ip} --set k8sServicePort=6443",
+      "kubectl -n kube-system create secret generic hcloud --from-literal=token=\"$HCLOUD_TOKEN\" --from-literal=network=${hcloud_network.cluster.id} --dry-run=client -o yaml | kubectl apply -f -",
+    ])
   }
   depends_on = [null_resource.k3s_control]
 }
