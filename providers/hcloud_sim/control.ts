@@ -62,6 +62,12 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
         networks: [...sim.world.networks.values()],
         load_balancers: [...sim.world.loadBalancers.values()],
         certificates: [...sim.world.certificates.values()],
+        primary_ips: [...sim.world.primaryIps.values()],
+        ssh_keys: [...sim.world.sshKeys.values()],
+        firewalls: [...sim.world.firewalls.values()],
+        volumes: [...sim.world.volumes.values()],
+        floating_ips: [...sim.world.floatingIps.values()],
+        placement_groups: [...sim.world.placementGroups.values()],
       },
     })),
     route("POST", "/seed", (req) => {
