@@ -42,7 +42,7 @@ Deno.test("hcloud-go against the simulator: every check passes, every response m
     assertEquals(failed, [], new TextDecoder().decode(run.stderr));
     const summary = lines.find((l) => l.summary);
     assert(run.success && summary?.failed === 0, JSON.stringify(summary));
-    assert(lines.filter((l) => l.check).length >= 15, "every check ran");
+    assert(lines.filter((l) => l.check).length >= 16, "every check ran");
     const routes = new Set(t.sim.audit.map((e) => e.route));
     const spec = JSON.parse(
       await Deno.readTextFile(new URL("../../shared/hcloud-api/openapi.json", import.meta.url)),

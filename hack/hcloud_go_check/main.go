@@ -104,6 +104,7 @@ func main() {
 	checkPrimaryIPs(r, st)
 	checkNetworks(r, st)
 	checkLoadBalancers(r, st)
+	checkLoadBalancerActions(r)
 	checkCertificates(r, st)
 	checkOtherResources(r)
 	summary, _ := json.Marshal(map[string]any{"summary": true, "failed": r.failed, "calls": r.calls})
@@ -665,5 +666,86 @@ func checkOtherResources(r *run) {
 		}
 		left, err := r.c.Volume.All(r.ctx)
 		return expect(err == nil && len(left) == 0, "volumes after delete: %d %v", len(left), err)
+	})
+}
+
+func checkLoadBalancerActions(r *run) {
+	r.check("load balancers: network attach and detach, algorithm, service update, public interface, removing targets", func() error {
+		n, _, err := r.c.Network.Create(r.ctx, hcloud.NetworkCreateOpts{
+			Name: "check-lb-net", IPRange: cidr("10.0.0.0/8"),
+			Subnets: []hcloud.NetworkSubnet{{Type: hcloud.NetworkSubnetTypeCloud, IPRange: cidr("10.0.0.0/24"),
+				NetworkZone: hcloud.NetworkZoneEUCentral}},
+		})
+		if err != nil {
+			return err
+		}
+		res, _, err := r.c.LoadBalancer.Create(r.ctx, hcloud.LoadBalancerCreateOpts{
+			Name: "check-lb-actions", LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"},
+			Services: []hcloud.LoadBalancerCreateOptsService{{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
+				ListenPort: hcloud.Ptr(80), DestinationPort: hcloud.Ptr(8080)}},
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(res.Action); err != nil {
+			return err
+		}
+		lb := res.LoadBalancer
+		steps := []func() (*hcloud.Action, *hcloud.Response, error){
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.AttachToNetwork(r.ctx, lb, hcloud.LoadBalancerAttachToNetworkOpts{Network: n})
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.ChangeAlgorithm(r.ctx, lb, hcloud.LoadBalancerChangeAlgorithmOpts{Type: hcloud.LoadBalancerAlgorithmTypeLeastConnections})
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.UpdateService(r.ctx, lb, 80, hcloud.LoadBalancerUpdateServiceOpts{DestinationPort: hcloud.Ptr(9090)})
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.DisablePublicInterface(r.ctx, lb)
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.EnablePublicInterface(r.ctx, lb)
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.AddIPTarget(r.ctx, lb, hcloud.LoadBalancerAddIPTargetOpts{IP: net.ParseIP("203.0.113.9")})
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.RemoveIPTarget(r.ctx, lb, net.ParseIP("203.0.113.9"))
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.AddLabelSelectorTarget(r.ctx, lb, hcloud.LoadBalancerAddLabelSelectorTargetOpts{Selector: "app=check"})
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.RemoveLabelSelectorTarget(r.ctx, lb, "app=check")
+			},
+			func() (*hcloud.Action, *hcloud.Response, error) {
+				return r.c.LoadBalancer.DetachFromNetwork(r.ctx, lb, hcloud.LoadBalancerDetachFromNetworkOpts{Network: n})
+			},
+		}
+		for i, step := range steps {
+			a, _, err := step()
+			if err != nil {
+				return fmt.Errorf("step %d: %w", i, err)
+			}
+			if err := r.wait(a); err != nil {
+				return fmt.Errorf("step %d: %w", i, err)
+			}
+		}
+		got, _, err := r.c.LoadBalancer.GetByID(r.ctx, lb.ID)
+		if err != nil {
+			return err
+		}
+		if err := expect(got.Algorithm.Type == hcloud.LoadBalancerAlgorithmTypeLeastConnections && got.Services[0].DestinationPort == 9090 &&
+			got.PublicNet.Enabled && len(got.PrivateNet) == 0 && len(got.Targets) == 0,
+			"after steps: %s, port %d, public %v, %d networks, %d targets", got.Algorithm.Type, got.Services[0].DestinationPort,
+			got.PublicNet.Enabled, len(got.PrivateNet), len(got.Targets)); err != nil {
+			return err
+		}
+		if _, err := r.c.LoadBalancer.Delete(r.ctx, got); err != nil {
+			return err
+		}
+		_, err = r.c.Network.Delete(r.ctx, n)
+		return err
 	})
 }
