@@ -118,8 +118,19 @@ class RouteController implements Controller {
     }
     const existing = await this.#routes.listRoutes(clusterName);
     const gatewayOf = (r: Route) => r.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address;
-    const isWanted = (r: Route) =>
-      wanted.some((w) => w.cidr === canonical(r.destinationCIDR) && w.gateway === gatewayOf(r));
+    // The contract: a route names its target Node. A provider whose routes know only a gateway
+    // address (Hetzner's) reports no Node name, and is matched by the Node's InternalIP instead;
+    // a named route whose gateway is known must also still point at the Node's InternalIP.
+    const matches = (r: Route, w: Wanted) => {
+      if (w.cidr !== canonical(r.destinationCIDR)) return false;
+      const gateway = gatewayOf(r);
+      if (r.targetNode) {
+        return r.targetNode === w.node.metadata!.name && (gateway === undefined || gateway === w.gateway);
+      }
+      return gateway !== undefined && gateway === w.gateway;
+    };
+    const isWanted = (r: Route) => wanted.some((w) => matches(r, w));
+    const keyOf = (w: Wanted) => `${w.cidr}|${w.node.metadata!.name}`;
     // Delete stale routes we are responsible for: inside the cluster CIDR, not wanted as they are.
     const failures: string[] = [];
     for (const route of existing) {
@@ -134,14 +145,12 @@ class RouteController implements Controller {
         failures.push(`delete ${route.destinationCIDR}: ${(err as Error).message}`);
       }
     }
-    const present = new Set(
-      existing.filter((r) => isWanted(r)).map((r) => `${canonical(r.destinationCIDR)}|${gatewayOf(r)}`),
-    );
+    const present = new Set(wanted.filter((w) => existing.some((r) => matches(r, w))).map(keyOf));
     const done = new Set<string>(); // node names whose routes all exist
     const failedNodes = new Set<string>();
     for (const w of wanted) {
       const name = w.node.metadata!.name!;
-      if (present.has(`${w.cidr}|${w.gateway}`)) continue;
+      if (present.has(keyOf(w))) continue;
       // Not initialized yet: its InternalIP is still coming (the Node's update brings another run).
       if (!w.gateway && hasTaint(w.node, UNINITIALIZED_TAINT)) continue;
       const started = Date.now();
@@ -153,7 +162,7 @@ class RouteController implements Controller {
           targetNodeAddresses: w.node.status?.addresses,
           destinationCIDR: w.cidr,
         });
-        present.add(`${w.cidr}|${w.gateway}`);
+        present.add(keyOf(w));
         this.#log.info("created route {cidr} via {gateway} for node {name}", {
           cidr: w.cidr,
           gateway: w.gateway,
@@ -175,7 +184,7 @@ class RouteController implements Controller {
       }
     }
     for (const w of wanted) {
-      if (present.has(`${w.cidr}|${w.gateway}`) && !failedNodes.has(w.node.metadata!.name!)) {
+      if (present.has(keyOf(w)) && !failedNodes.has(w.node.metadata!.name!)) {
         done.add(w.node.metadata!.name!);
       }
     }

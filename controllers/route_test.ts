@@ -1,0 +1,58 @@
+/**
+ * The route controller against the fake provider and an in-memory apiserver: the provider
+ * contract (a route names its target Node) is what decides, not the hcloud provider's habits.
+ */
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import { assertEquals } from "../tests/assert.ts";
+import { newController } from "../testing/controller_harness.ts";
+import { FakeProvider } from "../providers/fake/fake_provider.ts";
+import { routeController } from "./route.ts";
+
+function node(name: string, podCIDR: string, ip: string): Node & { metadata: { name: string } } {
+  return {
+    metadata: { name },
+    spec: { podCIDR, podCIDRs: [podCIDR], providerID: `fake://${name}` },
+    status: {
+      addresses: [{ type: "InternalIP", address: ip }],
+      conditions: [{ type: "Ready", status: "True" }],
+    },
+  };
+}
+
+const ARGS = ["--cluster-cidr=10.244.0.0/16", "--route-reconciliation-period=100ms"];
+
+Deno.test("route controller (fake provider): one route per Node, created once and kept", async () => {
+  const fake = new FakeProvider();
+  fake.addMachine("a");
+  fake.addMachine("b");
+  const t = newController(routeController, fake, ARGS);
+  t.apiserver.seed("nodes", node("a", "10.244.0.0/24", "10.0.0.2"));
+  t.apiserver.seed("nodes", node("b", "10.244.1.0/24", "10.0.0.3"));
+  await t.runFor(600); // six reconciliation periods: enough for the old churn to show
+  const writes = fake.calls.filter((c) => !c.startsWith("list-routes"));
+  assertEquals(writes.sort(), ["create-route 10.244.0.0/24", "create-route 10.244.1.0/24"]);
+  assertEquals([...fake.routeTable.values()].map((r) => r.targetNode).sort(), ["a", "b"]);
+});
+
+Deno.test("route controller (fake provider): a deleted Node's route goes, a foreign CIDR's route stays", async () => {
+  const fake = new FakeProvider();
+  fake.addMachine("a");
+  fake.routeTable.set("10.244.9.0/24", {
+    name: "gone",
+    targetNode: "gone",
+    destinationCIDR: "10.244.9.0/24",
+  });
+  fake.routeTable.set("192.168.0.0/24", {
+    name: "vpn",
+    targetNode: "vpn",
+    destinationCIDR: "192.168.0.0/24",
+  });
+  const t = newController(routeController, fake, ARGS);
+  t.apiserver.seed("nodes", node("a", "10.244.0.0/24", "10.0.0.2"));
+  await t.runFor(500);
+  assertEquals([...fake.routeTable.keys()].sort(), ["10.244.0.0/24", "192.168.0.0/24"]);
+  const condition = t.apiserver.object<Node>("nodes", "a")?.status?.conditions?.find((c) =>
+    c.type === "NetworkUnavailable"
+  );
+  assertEquals([condition?.status, condition?.reason], ["False", "RouteCreated"]);
+});

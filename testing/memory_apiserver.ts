@@ -1,0 +1,203 @@
+/**
+ * An in-memory kube-apiserver behind the {@link KubeTransport} contract, for controller unit tests
+ * (upstream's fake clientset): get, list, watch (newline-delimited events), create, update, merge
+ * and strategic-merge patches (lists of objects with `type` merged by it), delete with a UID
+ * precondition, and a log of every request. Label and field selectors are ignored; the real
+ * apiserver suite covers them.
+ *
+ * @module
+ */
+import type { KubeRequest, KubeTransport } from "../kube/transport.ts";
+
+type Obj =
+  & { metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string } }
+  & Record<
+    string,
+    unknown
+  >;
+
+interface Parsed {
+  plural: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** Splits `/api/v1/namespaces/ns/services/web/status` and `/apis/g/v/plural/name` into parts. */
+function parsePath(path: string): Parsed {
+  const parts = path.split("/").filter(Boolean);
+  const rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === "namespaces" && rest.length >= 3) {
+    return { namespace: rest[1], plural: rest[2], name: rest[3], subresource: rest[4] };
+  }
+  return { plural: rest[0], name: rest[1], subresource: rest[2] };
+}
+
+const status = (code: number, reason: string, message: string) =>
+  Response.json({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message }, {
+    status: code,
+  });
+
+/** Merges `patch` into `target` (RFC 7386; arrays of objects with `type` merge by it, as strategic merge does for conditions). */
+function merge(target: unknown, patch: unknown, strategic: boolean): unknown {
+  if (Array.isArray(patch)) {
+    if (
+      !strategic || !Array.isArray(target) || !patch.every((p) => p && typeof p === "object" && "type" in p)
+    ) {
+      return structuredClone(patch);
+    }
+    const out = structuredClone(target) as Record<string, unknown>[];
+    for (const item of patch as Record<string, unknown>[]) {
+      const i = out.findIndex((x) => x?.type === item.type);
+      if (i >= 0) out[i] = merge(out[i], item, true) as Record<string, unknown>;
+      else out.push(structuredClone(item));
+    }
+    return out;
+  }
+  if (!patch || typeof patch !== "object") return patch;
+  const out: Record<string, unknown> = target && typeof target === "object" && !Array.isArray(target)
+    ? { ...(target as Record<string, unknown>) }
+    : {};
+  for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
+    if (v === null) delete out[k];
+    else out[k] = merge(out[k], v, strategic);
+  }
+  return out;
+}
+
+/** See the module doc. */
+export class MemoryApiserver implements KubeTransport {
+  /** Objects by `plural` → `namespace/name`. */
+  readonly #store = new Map<string, Map<string, Obj>>();
+  readonly #watchers = new Set<{ plural: string; namespace?: string; push: (line: string) => void }>();
+  #rv = 1;
+  #uid = 1;
+  /** Every request as `VERB /path`, in order. */
+  readonly requests: string[] = [];
+
+  /** Stores `object` of `plural` directly (seeding), as created. */
+  seed(plural: string, object: { metadata?: { name?: string; namespace?: string } }): void {
+    this.#write(plural, structuredClone(object) as Obj, "ADDED");
+  }
+
+  /** The stored object, if any. */
+  object<T>(plural: string, name: string, namespace?: string): T | undefined {
+    return structuredClone(this.#store.get(plural)?.get(`${namespace ?? ""}/${name}`)) as T | undefined;
+  }
+
+  /** Every stored object of `plural`. */
+  objects<T>(plural: string): T[] {
+    return [...this.#store.get(plural)?.values() ?? []].map((o) => structuredClone(o) as T);
+  }
+
+  send(request: KubeRequest): Promise<Response> {
+    this.requests.push(`${request.verb ?? request.method} ${request.path}`);
+    const p = parsePath(request.path);
+    const key = `${p.namespace ?? ""}/${p.name}`;
+    const items = this.#store.get(p.plural) ?? new Map<string, Obj>();
+    const body = request.body ? JSON.parse(request.body) : undefined;
+    switch (request.method) {
+      case "GET": {
+        if (request.query?.get("watch") === "true") return Promise.resolve(this.#watch(p, request.signal));
+        if (p.name) {
+          const found = items.get(key);
+          return Promise.resolve(
+            found ? Response.json(found) : status(404, "NotFound", `${p.plural} "${p.name}" not found`),
+          );
+        }
+        const list = [...items.values()].filter((o) => !p.namespace || o.metadata.namespace === p.namespace);
+        return Promise.resolve(
+          Response.json({ items: list, metadata: { resourceVersion: String(this.#rv) } }),
+        );
+      }
+      case "POST": {
+        const obj = body as Obj;
+        if (p.namespace) obj.metadata.namespace = p.namespace;
+        if (!obj.metadata.name && (obj.metadata as { generateName?: string }).generateName) {
+          obj.metadata.name = `${(obj.metadata as { generateName?: string }).generateName}${this.#uid}`;
+        }
+        if (items.has(`${obj.metadata.namespace ?? ""}/${obj.metadata.name}`)) {
+          return Promise.resolve(
+            status(409, "AlreadyExists", `${p.plural} "${obj.metadata.name}" already exists`),
+          );
+        }
+        return Promise.resolve(Response.json(this.#write(p.plural, obj, "ADDED"), { status: 201 }));
+      }
+      case "PUT":
+      case "PATCH": {
+        const found = items.get(key);
+        if (!found) return Promise.resolve(status(404, "NotFound", `${p.plural} "${p.name}" not found`));
+        const next = request.method === "PUT"
+          ? body as Obj
+          : merge(found, body, (request.contentType ?? "").includes("strategic")) as Obj;
+        next.metadata = { ...found.metadata, ...next.metadata, name: found.metadata.name };
+        return Promise.resolve(Response.json(this.#write(p.plural, next, "MODIFIED")));
+      }
+      case "DELETE": {
+        const found = items.get(key);
+        if (!found) return Promise.resolve(status(404, "NotFound", `${p.plural} "${p.name}" not found`));
+        const uid = (body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
+        if (uid && uid !== found.metadata.uid) {
+          return Promise.resolve(status(409, "Conflict", `precondition failed: UID in precondition: ${uid}`));
+        }
+        items.delete(key);
+        this.#rv++;
+        this.#notify(p.plural, "DELETED", found);
+        return Promise.resolve(Response.json({ kind: "Status", status: "Success" }));
+      }
+    }
+  }
+
+  close(): void {
+    for (const w of this.#watchers) w.push("");
+    this.#watchers.clear();
+  }
+
+  #write(plural: string, obj: Obj, type: "ADDED" | "MODIFIED"): Obj {
+    obj.metadata.uid ??= `uid-${this.#uid++}`;
+    obj.metadata.resourceVersion = String(++this.#rv);
+    (obj.metadata as { creationTimestamp?: string }).creationTimestamp ??= new Date().toISOString();
+    let items = this.#store.get(plural);
+    if (!items) this.#store.set(plural, items = new Map());
+    items.set(`${obj.metadata.namespace ?? ""}/${obj.metadata.name}`, obj);
+    this.#notify(plural, type, obj);
+    return structuredClone(obj);
+  }
+
+  #notify(plural: string, type: string, obj: Obj): void {
+    for (const w of this.#watchers) {
+      if (w.plural !== plural || (w.namespace && w.namespace !== obj.metadata.namespace)) continue;
+      w.push(JSON.stringify({ type, object: obj }) + "\n");
+    }
+  }
+
+  #watch(p: Parsed, signal?: AbortSignal): Response {
+    const encoder = new TextEncoder();
+    let watcher: { plural: string; namespace?: string; push: (line: string) => void };
+    const stream = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        watcher = {
+          plural: p.plural,
+          namespace: p.namespace,
+          push: (line) => {
+            try {
+              if (line === "") controller.close();
+              else controller.enqueue(encoder.encode(line));
+            } catch { /* closed */ }
+          },
+        };
+        this.#watchers.add(watcher);
+        signal?.addEventListener("abort", () => {
+          this.#watchers.delete(watcher);
+          try {
+            controller.close();
+          } catch { /* closed */ }
+        }, { once: true });
+      },
+      cancel: () => {
+        this.#watchers.delete(watcher);
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "application/json" } });
+  }
+}
