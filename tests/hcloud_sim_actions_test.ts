@@ -142,9 +142,9 @@ Deno.test("simulator: endpoints it does not simulate answer 404 not_found, as an
   try {
     const s = t.sim.addServer({ name: "a" });
     for (
-      const [method, path] of [["POST", `/servers/${s.id}/actions/rebuild`], ["GET", "/firewalls"], [
+      const [method, path] of [["POST", `/servers/${s.id}/actions/rebuild`], ["GET", "/isos"], [
         "GET",
-        "/volumes",
+        "/zones",
       ]]
     ) {
       const res = await t.api(method, path);

@@ -90,27 +90,38 @@ Deno.test("server cache (actions): action-logged changes are read by ID; labels 
   }
 });
 
-Deno.test("server cache (actions): the slow full list runs at its period; mode list never reads the logs", async () => {
+Deno.test("server cache (actions): the slow full list runs at its period; small projects and mode list just list", async () => {
   const t = await startTestSim();
   try {
-    for (let i = 0; i < 60; i++) t.sim.addServer({ name: `n${i}` });
+    for (let i = 0; i < 160; i++) t.sim.addServer({ name: `n${i}` });
     const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 });
+    const lists = () => t.sim.count(/^GET \/servers$/);
+    const logs = () => t.sim.count(/\/actions$/);
+    const tick = () => new Promise((r) => setTimeout(r, 5));
     const cache = new ServerCache(client, { maxAgeMs: 1, refresh: "actions", fullListPeriodMs: 200 });
     await cache.get();
-    await new Promise((r) => setTimeout(r, 5));
+    await tick();
     await cache.get();
-    assertEquals(t.sim.count(/^GET \/servers$/), 2, "one full list (2 pages), then the logs");
+    assertEquals(lists(), 4, "one full list (4 pages), then the logs");
     await new Promise((r) => setTimeout(r, 210));
     await cache.get();
-    assertEquals(t.sim.count(/^GET \/servers$/), 4, "the period is over: a full list again");
+    assertEquals(lists(), 8, "the period is over: a full list again");
 
     const listing = new ServerCache(client, { maxAgeMs: 1, refresh: "list" });
-    const before = t.sim.count(/\/actions$/);
+    const logsBefore = logs();
     await listing.get();
-    await new Promise((r) => setTimeout(r, 5));
+    await tick();
     await listing.get();
-    assertEquals(t.sim.count(/^GET \/servers$/), 8);
-    assertEquals(t.sim.count(/\/actions$/), before);
+    assertEquals([lists(), logs()], [16, logsBefore], "mode list: two full lists, no log read");
+
+    // Two pages or fewer cost no more than the two logs: such a project is simply listed.
+    for (let i = 0; i < 70; i++) t.sim.world.removeServer([...t.sim.world.servers.values()][0], false);
+    const small = new ServerCache(client, { maxAgeMs: 1, refresh: "actions" });
+    await small.get();
+    const before = [lists(), logs()];
+    await tick();
+    await small.get();
+    assertEquals([lists() - before[0], logs() - before[1]], [2, 0], "a full list, no log read");
   } finally {
     await t.finish();
   }

@@ -132,8 +132,10 @@ export class ServerCache {
 
   #refresh(full: boolean): Promise<ServerSnapshot> {
     const run = (async () => {
+      // Reading the two logs costs two requests at least: a full list of two pages or fewer is as
+      // cheap and complete, so small projects simply list.
       const incremental = !full && this.refreshMode === "actions" && this.#snapshot && this.#cursors &&
-        Date.now() - this.#lastFull < this.#fullListPeriodMs;
+        pagesOf(this.#snapshot.all.length) > 2 && Date.now() - this.#lastFull < this.#fullListPeriodMs;
       if (incremental) {
         try {
           const next = await this.#incremental(this.#snapshot!, this.#cursors!);
@@ -158,8 +160,10 @@ export class ServerCache {
 
   async #full(): Promise<ServerSnapshot> {
     const started = Date.now();
-    // The cursors are read first: whatever happens during the list is read again next time.
-    const cursors = this.refreshMode === "actions"
+    // The cursors are read first: whatever happens during the list is read again next time. A small
+    // project (see #refresh) is listed every time and needs none.
+    const small = this.#snapshot !== undefined && pagesOf(this.#snapshot.all.length) <= 2;
+    const cursors = this.refreshMode === "actions" && !small
       ? await Promise.all([
         newestActionId(this.#client, "/servers/actions"),
         newestActionId(this.#client, "/primary_ips/actions"),
