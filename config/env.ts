@@ -22,6 +22,8 @@ export const ENV_VARS = [
   "HCLOUD_INSTANCES_ZONE_LABEL_ENABLED",
   "HCLOUD_SERVER_CACHE_MODE",
   "HCLOUD_SERVER_CACHE_MAX_AGE",
+  "HCLOUD_SERVER_REFRESH",
+  "HCLOUD_SERVER_FULL_LIST_PERIOD",
   "HCLOUD_METRICS_ENABLED",
   "HCLOUD_METRICS_ADDRESS",
   "HCLOUD_LOAD_BALANCERS_ENABLED",
@@ -40,6 +42,9 @@ export const ENV_VARS = [
   "HCLOUD_LOAD_BALANCERS_PRIVATE_SUBNET_IP_RANGE",
   "ROBOT_ENABLED",
 ] as const;
+
+/** One of {@link ENV_VARS}: configuration code names variables by this type, so one missing from the list does not compile. */
+export type EnvVar = (typeof ENV_VARS)[number];
 
 /** Reads exactly {@link ENV_VARS} (a variable we may not read counts as unset). */
 export function readEnv(): Record<string, string | undefined> {

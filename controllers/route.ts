@@ -56,6 +56,8 @@ class RouteController implements Controller {
   readonly #log = logger("route");
   readonly #minIntervalMs: number;
   #lastRun = 0;
+  /** Nodes the last run skipped because their InternalIP was still coming. */
+  #awaitingAddress = new Set<string>();
 
   constructor(ctx: ControllerContext, routes: Routes, clusterCidrs: Cidr[]) {
     this.#ctx = ctx;
@@ -75,7 +77,10 @@ class RouteController implements Controller {
         const cidrs = (n: Node) => JSON.stringify(podCidrs(n));
         const internal = (n: Node) =>
           JSON.stringify((n.status?.addresses ?? []).filter((x) => x.type === "InternalIP"));
-        if (cidrs(a) !== cidrs(b) || internal(a) !== internal(b)) this.#trigger();
+        if (cidrs(a) === cidrs(b) && internal(a) === internal(b)) return;
+        // A new Node's route should not wait out the rate limit: it only just became routable.
+        if (this.#awaitingAddress.has(b.metadata?.name ?? "") && internalIp(b)) this.#queue.add(KEY);
+        else this.#trigger();
       },
     });
   }
@@ -148,11 +153,15 @@ class RouteController implements Controller {
     const present = new Set(wanted.filter((w) => existing.some((r) => matches(r, w))).map(keyOf));
     const done = new Set<string>(); // node names whose routes all exist
     const failedNodes = new Set<string>();
+    this.#awaitingAddress.clear();
     for (const w of wanted) {
       const name = w.node.metadata!.name!;
       if (present.has(keyOf(w))) continue;
       // Not initialized yet: its InternalIP is still coming (the Node's update brings another run).
-      if (!w.gateway && hasTaint(w.node, UNINITIALIZED_TAINT)) continue;
+      if (!w.gateway && hasTaint(w.node, UNINITIALIZED_TAINT)) {
+        this.#awaitingAddress.add(name);
+        continue;
+      }
       const started = Date.now();
       try {
         if (!w.gateway) throw new Error("the node has no InternalIP address");

@@ -6,6 +6,7 @@
  */
 import { parseDuration } from "../../config/duration.ts";
 import { parseCidr } from "../../lib/cidr.ts";
+import type { EnvVar } from "../../config/env.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
 export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
@@ -63,12 +64,12 @@ export async function readHcloudConfig(
 ): Promise<{ config: HcloudConfig; errors: string[]; warnings: string[] }> {
   const errors: string[] = [];
   const warnings: string[] = [];
-  const str = (name: string) => {
+  const str = (name: EnvVar) => {
     const v = env[name];
     return v === undefined || v === "" ? undefined : v;
   };
-  const bool = (name: string, fallback: boolean): boolean => optBool(name) ?? fallback;
-  const optBool = (name: string): boolean | undefined => {
+  const bool = (name: EnvVar, fallback: boolean): boolean => optBool(name) ?? fallback;
+  const optBool = (name: EnvVar): boolean | undefined => {
     const v = str(name);
     if (v === undefined) return undefined;
     if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
@@ -76,14 +77,14 @@ export async function readHcloudConfig(
     errors.push(`${name}: "${v}" is not a boolean (true or false)`);
     return undefined;
   };
-  const duration = (name: string): number | undefined => {
+  const duration = (name: EnvVar): number | undefined => {
     const v = str(name);
     if (v === undefined) return undefined;
     const ms = parseDuration(v);
     if (ms === undefined) errors.push(`${name}: "${v}" is not a duration like "10s" or "1m"`);
     return ms;
   };
-  const int = (name: string): number | undefined => {
+  const int = (name: EnvVar): number | undefined => {
     const v = str(name);
     if (v === undefined) return undefined;
     if (!/^\d+$/.test(v)) errors.push(`${name}: "${v}" is not a non-negative integer`);
