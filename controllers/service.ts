@@ -66,6 +66,7 @@ class ServiceController implements Controller {
   readonly #nodeQueue: WorkQueue;
   readonly #recorder;
   readonly #log = logger("service");
+  readonly #orphansDeleted;
   /** Node set (name + provider ID) each load balancer was last synced with. */
   readonly #synced = new Map<string, string>();
   #clusterId?: string;
@@ -83,6 +84,10 @@ class ServiceController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
+    this.#orphansDeleted = ctx.metrics.counter(
+      "service_orphan_load_balancers_deleted_total",
+      "Load balancers of this cluster deleted because their Service no longer exists.",
+    );
     const enqueue = (svc: Service) => {
       if (this.#wants(svc) || hasFinalizer(svc)) this.#queue.add(objectKey(svc));
     };
@@ -259,6 +264,7 @@ class ServiceController implements Controller {
     );
     const deleted = await this.#lbs.sweepOrphans(this.#clusterId, live);
     if (deleted) {
+      this.#orphansDeleted.inc({}, deleted);
       this.#log.warning("deleted {n} orphaned load balancer(s) whose Service no longer exists", {
         n: deleted,
       });

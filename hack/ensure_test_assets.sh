@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure the test control plane exists: etcd (Debian's etcd-server) and kube-apiserver/kubectl
-# built from k8s.io/kubernetes (cached). Installs etcd with apt-get when running as root; otherwise
+# Makes sure the test control plane exists: etcd (Debian's etcd-server), kube-apiserver/kubectl and helm
+# built from the Go module proxy (cached). Installs etcd with apt-get when running as root; otherwise
 # says what to install. Prints nothing when everything is in place.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,3 +19,5 @@ fi
 if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
   "$here/kube_assets/build.sh" >/dev/null
 fi
+# helm, for the chart tests (tests/chart_test.ts) and `deno task manifests`.
+"$here/helm/build.sh" >/dev/null

@@ -83,7 +83,7 @@ Deno.test("skaffold.yaml builds deploy/Containerfile and deploys deploy/ with ku
   assertEquals(sk.manifests.kustomize.paths, ["deploy"]);
   const image = sk.build.artifacts[0].image;
   assert(
-    (await Deno.readTextFile(`${REPO}deploy/deployment.yaml`)).includes(`image: ${image}`),
+    (await Deno.readTextFile(`${REPO}deploy/ccm.yaml`)).includes(`image: "${image}:`),
     "the Deployment uses the built image",
   );
 });

@@ -2,7 +2,7 @@
  * Shipping, proved without a container engine: the bundled CCM runs under exactly the compile
  * permissions (from deno.json) inside a root filesystem assembled from the Containerfile's COPY
  * list (so a missing library or CA bundle fails), as user 65532, in-cluster with a token of the
- * ServiceAccount from deploy/ (applied with kubectl) and the cloud token from a file at the path the
+ * ServiceAccount and RBAC of deploy/ (rendered from the chart, applied with kubectl) and the cloud token from a file at the path the
  * official chart documents, through the end-to-end scenario, and gets no Forbidden answer.
  */
 import { assert, assertEquals } from "./assert.ts";
@@ -11,6 +11,7 @@ import { startTestSim } from "./sim_harness.ts";
 import { adminClient } from "./ccm_harness.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
+import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
@@ -26,6 +27,34 @@ export async function containerFiles(): Promise<[string, string][]> {
   const text = await Deno.readTextFile(`${REPO}deploy/Containerfile`);
   const final = text.slice(text.lastIndexOf("FROM scratch"));
   return [...final.matchAll(/^COPY --from=build (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
+}
+
+/** The objects of deploy/ccm.yaml (rendered from the chart). */
+async function deployObjects() {
+  return parseAllDocuments(await Deno.readTextFile(`${REPO}deploy/ccm.yaml`)).map((d) => d.toJS());
+}
+
+/** Metric names in the chart's alert rules and dashboard queries (a histogram's `_bucket` stripped). */
+async function chartQueriedMetrics(): Promise<string[]> {
+  const rules = parseYaml(await Deno.readTextFile(`${REPO}chart/files/alerts.yaml`)) as {
+    groups: { rules: { expr: string }[] }[];
+  };
+  const dashboard = JSON.parse(await Deno.readTextFile(`${REPO}chart/files/dashboard.json`)) as {
+    panels: { targets: { expr: string }[] }[];
+  };
+  const exprs = [
+    ...rules.groups.flatMap((g) => g.rules.map((r) => r.expr)),
+    ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)),
+  ];
+  const names = new Set<string>();
+  for (const expr of exprs) {
+    // Label matchers and grouping clauses hold label names, not metrics.
+    const bare = expr.replace(/\{[^}]*\}/g, "").replace(/\b(by|without) \([^)]*\)/g, "");
+    for (const [token] of bare.matchAll(/[a-z][a-z0-9]*(?:_[a-z0-9]+)+/g)) {
+      if (token !== "histogram_quantile") names.add(token.replace(/_bucket$/, ""));
+    }
+  }
+  return [...names].sort();
 }
 
 async function run(cmd: string, args: string[]): Promise<string> {
@@ -75,8 +104,9 @@ Deno.test({
 
       // The manifests, and a token of their ServiceAccount mounted where a pod has it.
       await cluster.kubectl(["apply", "-k", `${REPO}deploy`]);
+      const account = (await deployObjects()).find((o) => o.kind === "ServiceAccount")!.metadata.name;
       const token =
-        (await cluster.kubectl(["-n", "kube-system", "create", "token", "deno-ccm", "--duration=1h"])).trim();
+        (await cluster.kubectl(["-n", "kube-system", "create", "token", account, "--duration=1h"])).trim();
       const sa = `${rootfs}/var/run/secrets/kubernetes.io/serviceaccount`;
       await Deno.mkdir(sa, { recursive: true });
       await Deno.writeTextFile(`${sa}/token`, token);
@@ -145,6 +175,15 @@ Deno.test({
         client.transport.close();
       }
       const metrics = (await get("/metrics")).text;
+      // Every metric the chart's alert rules and dashboard query is one the CCM exports.
+      const queried = await chartQueriedMetrics();
+      assert(queried.length > 10, `metrics queried by the chart: ${queried}`);
+      for (const name of queried) {
+        assert(
+          metrics.includes(`# TYPE ${name} `),
+          `the chart queries ${name}, which the CCM does not export`,
+        );
+      }
       const codes = [...metrics.matchAll(/^kube_api_requests_total\{code="(\d+)",verb="(\w+)"\} (\d+)/gm)];
       assert(codes.length > 0, "the CCM counted its Kubernetes requests");
       const denied = codes.filter(([, code]) => code === "403" || code === "401");

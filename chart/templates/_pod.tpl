@@ -1,0 +1,128 @@
+{{/* The pod template of the Deployment and the DaemonSet. */}}
+{{- define "deno-ccm.podTemplate" -}}
+metadata:
+  labels:
+    {{- include "deno-ccm.selectorLabels" . | nindent 4 }}
+    {{- with .Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with .Values.podAnnotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  serviceAccountName: {{ include "deno-ccm.name" . }}
+  {{- with .Values.image.pullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.priorityClassName }}
+  priorityClassName: {{ . | quote }}
+  {{- end }}
+  {{- if .Values.networking.enabled }}
+  # Routes need the node's network; a pod there cannot use the cluster DNS.
+  hostNetwork: true
+  {{- end }}
+  dnsPolicy: {{ .Values.dnsPolicy }}
+  {{- with .Values.dnsConfig }}
+  dnsConfig:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 65532
+    runAsGroup: 65532
+    seccompProfile:
+      type: RuntimeDefault
+  tolerations:
+    # The CCM initializes Nodes, so it must run on Nodes it has not initialized yet.
+    - key: node.cloudprovider.kubernetes.io/uninitialized
+      value: "true"
+      effect: NoSchedule
+    - key: CriticalAddonsOnly
+      operator: Exists
+    - key: node-role.kubernetes.io/control-plane
+      operator: Exists
+      effect: NoSchedule
+    - key: node-role.kubernetes.io/master
+      operator: Exists
+      effect: NoSchedule
+    - key: node.kubernetes.io/not-ready
+      effect: NoExecute
+    {{- with .Values.additionalTolerations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  containers:
+    - name: {{ include "deno-ccm.name" . }}
+      image: {{ printf "%s:%s" .Values.image.repository (tpl .Values.image.tag .) | quote }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      args:
+        {{- range $key, $value := .Values.args }}
+        {{- if not (kindIs "invalid" $value) }}
+        - {{ printf "--%s%s" $key (ternary "" (printf "=%v" $value) (eq (toString $value) "")) | quote }}
+        {{- end }}
+        {{- end }}
+        {{- if .Values.networking.enabled }}
+        - "--allocate-node-cidrs=true"
+        - {{ printf "--cluster-cidr=%s" .Values.networking.clusterCIDR | quote }}
+        {{- end }}
+        - "--leader-elect={{ include "deno-ccm.leaderElect" . }}"
+        - "--secure-port={{ .Values.statusPort }}"
+      env:
+        {{- range $name, $var := .Values.env }}
+        {{- if $var }}
+        - name: {{ $name }}
+          {{- include "deno-ccm.envSource" (list $ $var) | nindent 10 }}
+        {{- end }}
+        {{- end }}
+        {{- if .Values.networking.enabled }}
+        - name: HCLOUD_NETWORK
+          {{- include "deno-ccm.envSource" (list . .Values.networking.network) | nindent 10 }}
+        {{- end }}
+        {{- if not .Values.monitoring.enabled }}
+        - name: HCLOUD_METRICS_ENABLED
+          value: "false"
+        {{- end }}
+      ports:
+        # Declared so that two host-network replicas never share a node.
+        - name: status
+          containerPort: {{ .Values.statusPort }}
+        {{- if .Values.monitoring.enabled }}
+        - name: metrics
+          containerPort: 8233
+        {{- end }}
+      livenessProbe:
+        httpGet:
+          path: /healthz
+          port: status
+        initialDelaySeconds: 10
+        periodSeconds: 10
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: status
+        periodSeconds: 5
+      resources:
+        {{- toYaml .Values.resources | nindent 8 }}
+      securityContext:
+        allowPrivilegeEscalation: false
+        readOnlyRootFilesystem: true
+        capabilities:
+          drop: [ALL]
+      {{- with .Values.extraVolumeMounts }}
+      volumeMounts:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+  {{- with .Values.extraVolumes }}
+  volumes:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}

@@ -1,0 +1,355 @@
+/**
+ * The Helm chart, for real: helm (built from the Go module proxy) lints and renders it for the default
+ * values, the official chart's example value sets and a file setting every option; each rendering is
+ * applied to a real kube-apiserver with a server-side dry run; deploy/ must be the chart's rendering;
+ * bad values fail at install time naming the value; and a release of the official chart's shape is
+ * upgraded to ours and rolled back, keeping its objects.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { TestCluster } from "./kube_cluster.ts";
+import { parseFlags } from "../config/flags.ts";
+import {
+  CHART,
+  renderChart,
+  renderChartText,
+  renderDeployManifest,
+  type Rendered,
+  runHelm,
+} from "../testing/helm.ts";
+
+const REPO = new URL("..", import.meta.url).pathname;
+const CI = `${CHART}/ci`;
+const CRDS = ["monitoring.coreos.com/v1/PodMonitor", "monitoring.coreos.com/v1/ServiceMonitor"];
+
+/** Minimal CRDs of prometheus-operator's kinds, so their objects can be dry-run applied. */
+function monitoringCrds(): string {
+  return ["PodMonitor", "ServiceMonitor", "PrometheusRule"].map((kind) => {
+    const plural = `${kind.toLowerCase()}s`;
+    return JSON.stringify({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: `${plural}.monitoring.coreos.com` },
+      spec: {
+        group: "monitoring.coreos.com",
+        names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+        scope: "Namespaced",
+        versions: [{
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        }],
+      },
+    });
+  }).join("\n---\n");
+}
+
+const byKind = (objects: Rendered[], kind: string) => objects.filter((o) => o.kind === kind);
+const one = (objects: Rendered[], kind: string) => {
+  const found = byKind(objects, kind);
+  assertEquals(found.length, 1, `one ${kind}`);
+  return found[0];
+};
+const workload = (objects: Rendered[]) =>
+  objects.find((o) => o.kind === "Deployment" || o.kind === "DaemonSet")!;
+const container = (objects: Rendered[]) => workload(objects).spec.template.spec.containers[0];
+const envNamed = (objects: Rendered[], name: string) =>
+  (container(objects).env ?? []).find((e: Rendered) => e.name === name);
+
+/** What each values file must render, beyond applying cleanly. */
+const EXPECT: Record<string, (o: Rendered[]) => void> = {
+  "(defaults)": (o) => {
+    const d = one(o, "Deployment");
+    assertEquals(d.metadata.name, "hcloud-cloud-controller-manager", "the official chart's object name");
+    assertEquals(d.spec.replicas, 2);
+    assert(container(o).args.includes("--leader-elect=true"));
+    assertEquals(d.spec.template.spec.hostNetwork, undefined);
+    assertEquals(envNamed(o, "HCLOUD_TOKEN").valueFrom.secretKeyRef, { name: "hcloud", key: "token" });
+    assertEquals(container(o).ports.find((p: Rendered) => p.name === "metrics").containerPort, 8233);
+    assertEquals(container(o).securityContext.readOnlyRootFilesystem, true);
+    assertEquals(d.spec.template.spec.securityContext.runAsNonRoot, true);
+    assertEquals(container(o).readinessProbe.httpGet.path, "/readyz");
+    one(o, "PodDisruptionBudget");
+    const verbs = one(o, "ClusterRole").rules.flatMap((r: Rendered) =>
+      r.resources.flatMap((res: string) => r.verbs.map((v: string) => `${res}:${v}`))
+    ).sort();
+    assertEquals(verbs, [
+      "events:create",
+      "events:patch",
+      "leases:create",
+      "leases:get",
+      "leases:update",
+      "namespaces:get",
+      "nodes/status:patch",
+      "nodes:delete",
+      "nodes:list",
+      "nodes:patch",
+      "nodes:watch",
+      "services/status:patch",
+      "services:list",
+      "services:watch",
+    ]);
+  },
+  "single-replica-values.yaml": (o) => {
+    assert(container(o).args.includes("--leader-elect=false"), "one replica: no leader election");
+    assertEquals(byKind(o, "PodDisruptionBudget").length, 0);
+  },
+  "official-example-prod-values.yaml": (o) => {
+    const d = one(o, "Deployment");
+    assertEquals(d.spec.replicas, 3);
+    assertEquals(d.spec.template.spec.hostNetwork, true);
+    assert(container(o).args.includes("--allocate-node-cidrs=true"));
+    assert(container(o).args.includes("--cluster-cidr=10.42.0.0/16"));
+    assertEquals(envNamed(o, "HCLOUD_NETWORK").valueFrom.secretKeyRef, { name: "hcloud", key: "network" });
+    const pm = one(o, "PodMonitor");
+    assertEquals(pm.spec.podMetricsEndpoints, [{ port: "metrics" }]);
+    assertEquals(pm.spec.selector.matchLabels, d.spec.selector.matchLabels);
+  },
+  "official-full-values.yaml": (o) => {
+    assertEquals(envNamed(o, "HCLOUD_TOKEN"), undefined, "HCLOUD_TOKEN: null drops it");
+    assertEquals(envNamed(o, "HCLOUD_TOKEN_FILE").value, "/etc/hetzner/token");
+    assertEquals(container(o).volumeMounts[0].mountPath, "/etc/hetzner");
+    const pod = workload(o).spec.template;
+    assertEquals(pod.metadata.labels.team, "platform");
+    assert(pod.spec.tolerations.some((t: Rendered) => t.key === "dedicated"));
+    assertEquals(one(o, "PodMonitor").metadata.labels.team, "platform");
+  },
+  "official-daemonset-values.yaml": (o) => {
+    one(o, "DaemonSet");
+    assertEquals(byKind(o, "Deployment").length, 0);
+    assertEquals(byKind(o, "PodDisruptionBudget").length, 0);
+    assertEquals(one(o, "ServiceAccount").metadata.annotations, {
+      "example.com/purpose": "cloud-controller-manager",
+    });
+  },
+  "every-option-values.yaml": (o) => {
+    const d = one(o, "Deployment");
+    assertEquals(d.metadata.name, "deno-ccm");
+    assertEquals(container(o).image, "registry.example.com/mirror/deno-ccm:0.1.0");
+    assert(container(o).args.includes("--cluster-cidr=10.244.0.0/16,fd00:10:244::/56"));
+    assert(container(o).args.includes("--secure-port=10300"));
+    const rule = one(o, "PrometheusRule");
+    const budget = rule.spec.groups[0].rules.find((r: Rendered) => r.alert === "DenoCcmCloudApiBudgetLow");
+    assertEquals(budget.expr, "min(hcloud_api_ratelimit_remaining) < 500");
+    const dashboard = JSON.parse(one(o, "ConfigMap").data["deno-ccm.json"]);
+    assertEquals(dashboard.uid, "deno-ccm");
+    const svc = one(o, "Service");
+    const sm = one(o, "ServiceMonitor");
+    for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) {
+      assertEquals(svc.metadata.labels[k], v);
+    }
+    for (const [k, v] of Object.entries(svc.spec.selector)) {
+      assertEquals(d.spec.template.metadata.labels[k], v);
+    }
+    one(o, "NetworkPolicy");
+  },
+};
+
+Deno.test({
+  name: "chart: lint, render and server-side dry run for every values file; deploy/ is its rendering",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const cluster = await TestCluster.start();
+    try {
+      await cluster.kubectl(["apply", "-f", "-"], monitoringCrds());
+      await cluster.kubectl(["wait", "--for=condition=Established", "crd", "--all", "--timeout=30s"]);
+      const files = [...Deno.readDirSync(CI)].map((e) => e.name).filter((n) => n.endsWith(".yaml")).sort();
+      assertEquals(files.sort(), Object.keys(EXPECT).filter((k) => k !== "(defaults)").sort());
+      const counts: string[] = [];
+      for (const name of ["(defaults)", ...files]) {
+        await t.step(name, async () => {
+          const valuesFiles = name === "(defaults)" ? [] : [`${CI}/${name}`];
+          const lint = await runHelm([
+            "lint",
+            "--strict",
+            CHART,
+            ...valuesFiles.flatMap((f) => ["--values", f]),
+          ]);
+          assert(lint.ok, `helm lint ${name}:\n${lint.stdout}${lint.stderr}`);
+          const text = await renderChartText({ valuesFiles, apiVersions: CRDS });
+          const objects = await renderChart({ valuesFiles, apiVersions: CRDS });
+          EXPECT[name](objects);
+          // The CCM accepts the rendered command line.
+          const { errors } = parseFlags(container(objects).args);
+          assertEquals(errors, [], `${name}: the CCM rejects the chart's flags`);
+          await cluster.kubectl(["apply", "--dry-run=server", "-f", "-"], text);
+          const kinds = new Map<string, number>();
+          for (const o of objects) kinds.set(o.kind, (kinds.get(o.kind) ?? 0) + 1);
+          counts.push(
+            `${name}: ${objects.length} objects (${[...kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`,
+          );
+        });
+      }
+      console.log(counts.join("\n"));
+
+      await t.step("deploy/ccm.yaml is the chart rendered with deploy/values.yaml", async () => {
+        const committed = await Deno.readTextFile(`${REPO}deploy/ccm.yaml`);
+        assert(
+          committed === await renderDeployManifest(),
+          "deploy/ccm.yaml is stale: run `deno task manifests`",
+        );
+      });
+
+      await t.step("bad values fail at render time, naming the value", async () => {
+        const cases: [string[], RegExp][] = [
+          [["kind=Job"], /\/kind.*Deployment.*DaemonSet/],
+          [["networking.enabled=true", "networking.clusterCIDR=10.244.0.0"], /networking\/clusterCIDR/],
+          [["robot.enabled=true"], /robot\.enabled/],
+          [["replicaCount=0"], /replicaCount/],
+          [["monitoring.enable=true"], /additional properties 'enable'/],
+        ];
+        for (const [set, message] of cases) {
+          const r = await renderChartText({ set }).then(() => "", (e: Error) => e.message);
+          assert(message.test(r), `--set ${set.join(",")}: ${r || "rendered"}`);
+        }
+      });
+
+      await t.step("a missing token Secret fails `helm install`, naming it", async () => {
+        const env = { KUBECONFIG: cluster.kubeconfigPath };
+        const install = ["install", "hccm", CHART, "--namespace", "kube-system", "--dry-run=server"];
+        const missing = await runHelm(install, env);
+        assert(!missing.ok);
+        assert(
+          missing.stderr.includes("env.HCLOUD_TOKEN: Secret kube-system/hcloud does not exist"),
+          missing.stderr,
+        );
+        await cluster.kubectl([
+          "-n",
+          "kube-system",
+          "create",
+          "secret",
+          "generic",
+          "hcloud",
+          "--from-literal=x=y",
+        ]);
+        const noKey = await runHelm(install, env);
+        assert(noKey.stderr.includes(`Secret kube-system/hcloud has no key "token"`), noKey.stderr);
+        await cluster.kubectl(["-n", "kube-system", "delete", "secret", "hcloud"]);
+        await cluster.kubectl([
+          "-n",
+          "kube-system",
+          "create",
+          "secret",
+          "generic",
+          "hcloud",
+          "--from-literal=token=t",
+        ]);
+        const ok = await runHelm(install, env);
+        assert(ok.ok, ok.stderr);
+      });
+
+      await t.step("upgrade from a release of the official chart's shape, and roll back", async () => {
+        await upgradeAndRollback(cluster);
+      });
+    } finally {
+      await cluster.stop();
+    }
+  },
+});
+
+/** A chart rendering the official chart's default objects (names, selector, binding), for the upgrade test. */
+async function officialShapedChart(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "official-shaped-chart-" });
+  await Deno.mkdir(`${dir}/templates`);
+  await Deno.writeTextFile(
+    `${dir}/Chart.yaml`,
+    "apiVersion: v2\nname: hcloud-cloud-controller-manager\nversion: 1.30.0\n",
+  );
+  const labels = {
+    "app.kubernetes.io/name": "hcloud-cloud-controller-manager",
+    "app.kubernetes.io/instance": "hccm",
+  };
+  const objects = [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "hcloud-cloud-controller-manager" } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "system:hcloud-cloud-controller-manager" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{
+        kind: "ServiceAccount",
+        name: "hcloud-cloud-controller-manager",
+        namespace: "kube-system",
+      }],
+    },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "hcloud-cloud-controller-manager" },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: "hcloud-cloud-controller-manager",
+            containers: [{
+              name: "hcloud-cloud-controller-manager",
+              image: "docker.io/hetznercloud/hcloud-cloud-controller-manager:v1.30.0",
+              args: ["--cloud-provider=hcloud", "--leader-elect=false"],
+            }],
+          },
+        },
+      },
+    },
+  ];
+  await Deno.writeTextFile(
+    `${dir}/templates/objects.yaml`,
+    objects.map((o) => JSON.stringify(o)).join("\n---\n") + "\n",
+  );
+  return dir;
+}
+
+async function upgradeAndRollback(cluster: TestCluster): Promise<void> {
+  const env = { KUBECONFIG: cluster.kubeconfigPath };
+  const ns = ["--namespace", "kube-system"];
+  const official = await officialShapedChart();
+  try {
+    const get = async (kind: string, name: string) => {
+      const out = await cluster.kubectl([
+        "-n",
+        "kube-system",
+        "get",
+        kind,
+        name,
+        "-o",
+        "json",
+        "--ignore-not-found",
+      ]);
+      return out.trim() ? JSON.parse(out) : undefined;
+    };
+    const step = async (args: string[]) => {
+      const r = await runHelm([...args, ...ns], env);
+      assert(r.ok, `helm ${args.join(" ")}: ${r.stderr}`);
+    };
+    await step(["install", "hccm", official]);
+    const before = await get("deployment", "hcloud-cloud-controller-manager");
+    const account = await get("serviceaccount", "hcloud-cloud-controller-manager");
+
+    await step(["upgrade", "hccm", CHART]);
+    const after = await get("deployment", "hcloud-cloud-controller-manager");
+    assertEquals(after.metadata.uid, before.metadata.uid, "the Deployment is updated in place");
+    assertEquals(after.spec.replicas, 2);
+    assert(after.spec.template.spec.containers[0].image.startsWith("ghcr.io/deno-ccm/deno-ccm:"));
+    assertEquals(
+      (await get("serviceaccount", "hcloud-cloud-controller-manager")).metadata.uid,
+      account.metadata.uid,
+    );
+    assertEquals(await get("clusterrolebinding", "system:hcloud-cloud-controller-manager"), undefined);
+    assert(await get("clusterrolebinding", "system:hcloud-cloud-controller-manager:deno-ccm"));
+
+    await step(["rollback", "hccm", "1"]);
+    const back = await get("deployment", "hcloud-cloud-controller-manager");
+    assertEquals(back.metadata.uid, before.metadata.uid);
+    assertEquals(back.spec.template.spec.containers[0].image, before.spec.template.spec.containers[0].image);
+    assert(await get("clusterrolebinding", "system:hcloud-cloud-controller-manager"));
+    assertEquals(
+      await get("clusterrolebinding", "system:hcloud-cloud-controller-manager:deno-ccm"),
+      undefined,
+    );
+    await step(["uninstall", "hccm"]);
+  } finally {
+    await Deno.remove(official, { recursive: true });
+  }
+}
