@@ -1,7 +1,7 @@
 /**
  * Shipping, proved without a container engine: the bundled CCM runs under exactly the compile
- * permissions (from deno.json) inside a root filesystem assembled from the Containerfile's COPY
- * list (so a missing library or CA bundle fails), as user 65532, in-cluster with a token of the
+ * permissions (from deno.json) inside a root filesystem assembled from the image's file list
+ * (deploy/rootfs-<arch>.txt, so a missing library or CA bundle fails), as user 65532, in-cluster with a token of the
  * ServiceAccount and RBAC of deploy/ (rendered from the chart, applied with kubectl) and the cloud token from a file at the path the
  * official chart documents, through the end-to-end scenario, and gets no Forbidden answer.
  */
@@ -12,6 +12,7 @@ import { adminClient } from "./ccm_harness.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
+import { HOST_ARCH, imageFiles } from "../testing/image_files.ts";
 import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
@@ -20,13 +21,6 @@ const REPO = new URL("..", import.meta.url).pathname;
 export async function compilePermissions(): Promise<string[]> {
   const task: string = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks.compile;
   return task.split(/\s+/).filter((a) => a.startsWith("--allow-") || a.startsWith("--v8-flags="));
-}
-
-/** `[source, destination]` of every COPY in the Containerfile's final stage. */
-export async function containerFiles(): Promise<[string, string][]> {
-  const text = await Deno.readTextFile(`${REPO}deploy/Containerfile`);
-  const final = text.slice(text.lastIndexOf("FROM scratch"));
-  return [...final.matchAll(/^COPY --from=build (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
 }
 
 /** The objects of deploy/ccm.yaml (rendered from the chart). */
@@ -86,19 +80,25 @@ Deno.test({
         `${rootfs}/deno-ccm.js`,
         `${REPO}main.ts`,
       ]);
-      for (const [src, dst] of await containerFiles()) {
-        await Deno.mkdir(`${rootfs}${dst.slice(0, dst.lastIndexOf("/"))}`, { recursive: true });
-        if (src === "/src/dist/deno-ccm") await Deno.copyFile(Deno.execPath(), `${rootfs}/deno`);
-        else await Deno.copyFile(src, `${rootfs}${dst}`);
+      // The Containerfile copies the list's files (following links) and the binary, nothing else.
+      const containerfile = await Deno.readTextFile(`${REPO}deploy/Containerfile`);
+      const final = containerfile.slice(containerfile.lastIndexOf("FROM scratch"));
+      assertEquals([...final.matchAll(/^COPY .*$/gm)].map((m) => m[0]), ["COPY --from=build /rootfs/ /"]);
+      for (const file of await imageFiles()) {
+        await Deno.mkdir(`${rootfs}${file.slice(0, file.lastIndexOf("/"))}`, { recursive: true });
+        await Deno.copyFile(file, `${rootfs}${file}`);
       }
+      await Deno.copyFile(Deno.execPath(), `${rootfs}/deno`);
       await Deno.chmod(`${rootfs}/deno`, 0o755);
-      // The libraries the runtime links must all be in the Containerfile's list.
-      const listed = new Set((await containerFiles()).map(([, dst]) => dst.split("/").pop()));
+      // The libraries the runtime links must all be in the image's list.
+      const listed = new Set((await imageFiles()).map((file) => file.split("/").pop()));
       const needed = [...(await run("ldd", [Deno.execPath()])).matchAll(/(\S+\.so[.\d]*)/g)].map((m) =>
         m[1].split("/").pop()
       )
         .filter((lib) => lib && !lib.startsWith("linux-vdso"));
-      for (const lib of needed) assert(listed.has(lib), `library ${lib} is not in deploy/Containerfile`);
+      for (const lib of needed) {
+        assert(listed.has(lib), `library ${lib} is not in deploy/rootfs-${HOST_ARCH}.txt`);
+      }
       for (const dir of ["proc", "dev", "tmp"]) await Deno.mkdir(`${rootfs}/${dir}`, { recursive: true });
       await Deno.chmod(`${rootfs}/tmp`, 0o1777);
 
