@@ -98,7 +98,10 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
           { name: "kube-apiserver", check: () => state.apiserver ? undefined : "not reached yet" },
           {
             name: "cloud",
-            check: () => state.cloud ? undefined : state.cloudProblem ?? "provider not initialized yet",
+            check: () =>
+              state.cloud
+                ? options.provider.problem?.()
+                : state.cloudProblem ?? "provider not initialized yet",
           },
           {
             name: "leader-election",

@@ -150,6 +150,8 @@ export interface CloudProvider {
    * `:8233`), served next to `--secure-port`.
    */
   readonly metricsAddress?: { hostname: string; port: number };
+  /** Why the cloud cannot be used right now (e.g. rejected credentials), for `/readyz`. */
+  problem?(): string | undefined;
   /** Runs once before the controllers start (e.g. checks credentials). Errors are retried. */
   initialize?(signal: AbortSignal): Promise<void>;
   /** Releases timers and connections. */

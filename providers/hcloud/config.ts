@@ -38,6 +38,8 @@ export interface HcloudConfig {
   network?: string;
   /** The token came from HCLOUD_TOKEN_FILE (for messages; never the token itself). */
   tokenFromFile?: boolean;
+  /** `HCLOUD_TOKEN_FILE` when the token comes from it: read again while running (rotation). */
+  tokenFile?: string;
   networkRoutesEnabled: boolean;
   networkDisableAttachedCheck: boolean;
   addressFamily: AddressFamily;
@@ -166,6 +168,7 @@ export async function readHcloudConfig(
     debug: bool("HCLOUD_DEBUG", false),
     network,
     tokenFromFile: !str("HCLOUD_TOKEN") && !!tokenFile,
+    tokenFile: !str("HCLOUD_TOKEN") && tokenFile ? tokenFile : undefined,
     networkRoutesEnabled: network ? bool("HCLOUD_NETWORK_ROUTES_ENABLED", true) : false,
     networkDisableAttachedCheck: bool("HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK", false),
     addressFamily: family as AddressFamily,

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CloudProvider } from "../provider.ts";
+import { Credentials } from "./credentials.ts";
 import { CloudApiError } from "../errors.ts";
 import { HcloudClient } from "./client.ts";
 import type { HcloudConfig } from "./config.ts";
@@ -38,11 +39,14 @@ export class HcloudProvider implements CloudProvider {
   networkId?: number;
   readonly #instanceOptions: InstancesOptions;
 
+  readonly #credentials: Credentials;
+
   constructor(config: HcloudConfig, registry?: Registry, userAgent = "deno-ccm") {
     this.config = config;
+    this.#credentials = new Credentials({ token: config.token, file: config.tokenFile });
     this.client = new HcloudClient({
       endpoint: config.endpoint,
-      token: config.token,
+      token: this.#credentials,
       userAgent,
       metrics: registry,
     });
@@ -86,6 +90,11 @@ export class HcloudProvider implements CloudProvider {
         registry,
       );
     }
+  }
+
+  /** Why the cloud cannot be used now: the API rejecting the token (never the token itself). */
+  problem(): string | undefined {
+    return this.#credentials.problem();
   }
 
   /** Checks the token (`GET /locations`, as the official CCM does) and resolves `HCLOUD_NETWORK`. */

@@ -7,6 +7,7 @@
  */
 import type { Registry } from "../../lib/metrics.ts";
 import { abortableSleep, backoffDelay } from "../../lib/sleep.ts";
+import type { Credentials } from "./credentials.ts";
 import { logger } from "../../lib/log.ts";
 import { currentPriority, RESERVE } from "../../lib/priority.ts";
 import { CloudApiError } from "../errors.ts";
@@ -29,7 +30,8 @@ export interface RateLimitState {
 
 /** Settings of {@link createTransport}. */
 export interface TransportOptions {
-  token: string;
+  /** The token, or credentials that may change (a rotated token file) and hear the API's verdict. */
+  token: string | Credentials;
   userAgent?: string;
   /** Per attempt, default 15 s (the official CCM's). */
   timeoutMs?: number;
@@ -91,6 +93,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       .replace(/\{[^}]+\}/g, "%d");
     const body = original.body ? await original.arrayBuffer() : undefined;
     const idempotent = original.method === "GET" || original.method === "HEAD";
+    let resentWithNewToken = false;
     for (let attempt = 0;; attempt++) {
       // Respect the bucket: wait until it holds more than this priority's reserve (plus one
       // request) instead of earning a 429; the bucket refills evenly (limit per hour).
@@ -115,7 +118,8 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       if (pausedUntil > Date.now()) await abortableSleep(pausedUntil - Date.now(), original.signal);
       const headers = new Headers(original.headers);
       headers.delete(ENDPOINT_HEADER);
-      headers.set("authorization", `Bearer ${options.token}`);
+      const token = typeof options.token === "string" ? options.token : options.token.token();
+      headers.set("authorization", `Bearer ${token}`);
       headers.set("user-agent", options.userAgent ?? "deno-ccm");
       const signal = AbortSignal.any([original.signal, AbortSignal.timeout(timeoutMs)]);
       const started = performance.now();
@@ -140,6 +144,15 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         if (response.headers.has("ratelimit-remaining") && Number.isFinite(remaining)) {
           state.rateLimit = { limit: limit || 3600, remaining, reset, at: Date.now() };
           remainingGauge?.set({}, remaining);
+        }
+      }
+      // A 401 with a token that has since been rotated: the request was not processed, send it again.
+      if (response && typeof options.token !== "string" && options.token.answered(code, token)) {
+        if (!resentWithNewToken) {
+          resentWithNewToken = true;
+          await response.body?.cancel();
+          attempt--;
+          continue;
         }
       }
       // 429 was not processed, so any method may repeat it; 5xx and lost connections only for reads.
