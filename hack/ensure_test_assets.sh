@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure the test control plane exists: etcd (Debian's etcd-server), kube-apiserver/kubectl and helm
+# Makes sure the test control plane exists: etcd (Debian's etcd-server), kube-apiserver/kubectl, helm and promtool
 # built from the Go module proxy (cached). Installs etcd with apt-get when running as root; otherwise
 # says what to install. Prints nothing when everything is in place.
 set -euo pipefail
@@ -21,3 +21,5 @@ if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
 fi
 # helm, for the chart tests (tests/chart_test.ts) and `deno task manifests`.
 "$here/helm/build.sh" >/dev/null
+# promtool, for the alert rule tests (tests/alert_rules_test.ts).
+"$here/promtool/build.sh" >/dev/null
