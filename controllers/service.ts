@@ -50,6 +50,13 @@ export function serviceController(ctx: ControllerContext): Controller | { disabl
   return new ServiceController(ctx, lbs);
 }
 
+function sameLabels(a: Node, b: Node): boolean {
+  const x = a.metadata?.labels ?? {};
+  const y = b.metadata?.labels ?? {};
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => x[k] === y[k]);
+}
+
 /** A Node may receive load-balancer traffic (upstream `stableNodeSetPredicates`). */
 export function eligibleNode(node: Node): boolean {
   if (node.metadata?.deletionTimestamp) return false;
@@ -112,6 +119,9 @@ class ServiceController implements Controller {
           eligibleNode(old) !== eligibleNode(node) || old.spec?.providerID !== node.spec?.providerID ||
           old.metadata?.labels?.[EXCLUDE_LABEL] !== node.metadata?.labels?.[EXCLUDE_LABEL]
         ) nodeSync();
+        // A label may move the Node in or out of a balancer's node selector: only balancers whose
+        // targets change are updated (see #targetKey), so this costs no cloud call otherwise.
+        else if (this.#lbs.targetNodeNames && !sameLabels(old, node)) nodeSync();
       },
     });
   }
@@ -162,6 +172,15 @@ class ServiceController implements Controller {
   }
 
   /** Eligible Nodes and their set key, recomputed only after a Node event (not on every sync). */
+  /**
+   * What the Service's balancer targets, to compare with its last sync: the Nodes the provider says it
+   * targets (a node selector, say), or else the whole eligible set.
+   */
+  #targetKey(svc: Service, nodes: Node[], set: string): string {
+    const names = this.#lbs.targetNodeNames?.(svc, nodes);
+    return names ? nodeSet(nodes.filter((n) => names.has(n.metadata!.name!))) : set;
+  }
+
   #eligible(): { nodes: Node[]; set: string } {
     if (!this.#eligibleCache) {
       const nodes = this.#ctx.informers.for(NODES).list().filter(eligibleNode);
@@ -234,7 +253,7 @@ class ServiceController implements Controller {
     if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress)) {
       await this.#patchIngress(svc, result.ingress);
     }
-    this.#synced.set(key, set);
+    this.#synced.set(key, this.#targetKey(svc, nodes, set));
     // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
     if (this.#eligible().set !== set) this.#nodeQueue.add("sync");
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
@@ -298,9 +317,13 @@ class ServiceController implements Controller {
   /** Updates the targets of every load balancer whose node set changed. */
   async #syncNodes(): Promise<void> {
     const { nodes, set } = this.#eligible();
+    const targets = new Map<string, string>();
     const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
       const last = this.#synced.get(objectKey(svc));
-      return last !== undefined && last !== set && this.#wants(svc) && !svc.metadata?.deletionTimestamp;
+      if (last === undefined || !this.#wants(svc) || svc.metadata?.deletionTimestamp) return false;
+      const target = this.#targetKey(svc, nodes, set);
+      targets.set(objectKey(svc), target);
+      return last !== target;
     });
     // Shared work (server labels) follows the node set itself, whether or not a Service is stale:
     // after a restart or a run of failed syncs none may be, and the labels must not lag.
@@ -318,7 +341,7 @@ class ServiceController implements Controller {
           try {
             const result = await this.#lbs.updateLoadBalancer(this.#ctx.flags.clusterName, svc, nodes);
             this.#warn(svc, result?.warnings);
-            this.#synced.set(key, set);
+            this.#synced.set(key, targets.get(key)!);
             // Events only for work done: a label-selector balancer or a missing one was not updated.
             if (result && result.updated === false) return;
             this.#recorder.event(

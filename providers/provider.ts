@@ -87,6 +87,13 @@ export interface LoadBalancers {
     nodes: Node[],
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
+   * Optional: the names of the Nodes among `nodes` (the eligible ones) that the Service's balancer
+   * targets, e.g. after a node selector in its annotations. With it, a Node change (its labels, say)
+   * updates only the balancers whose targets it changes; without it, a label change updates none and
+   * a node-set change updates every balancer. `undefined`: all of `nodes`.
+   */
+  targetNodeNames?(service: Service, nodes: Node[]): Set<string> | undefined;
+  /**
    * Optional: the UIDs of the Services whose balancers exist now, so balancers deleted outside the
    * CCM are recreated. `expected` is how many should exist; a provider may answer `undefined` when a
    * cheap count shows none is missing (or when it cannot tell).

@@ -25,6 +25,7 @@ import { checkServiceFields } from "./lb_service_fields.ts";
 import { LbLookup } from "./lb_lookup.ts";
 import { existingOwners, sweepOrphans } from "./lb_inventory.ts";
 import { CatalogCache } from "./catalog_cache.ts";
+import { parseLabelSelector } from "../../lib/label_selector.ts";
 import { parseProviderId } from "./instances.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
@@ -168,6 +169,20 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (!lb) return { warnings, updated: false };
     const changed = await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
     return { warnings, updated: changed };
+  }
+
+  targetNodeNames(service: Service, nodes: Node[]): Set<string> | undefined {
+    const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+    if (!spec.nodeSelector) return undefined;
+    let selector;
+    try {
+      selector = parseLabelSelector(spec.nodeSelector);
+    } catch {
+      return undefined; // reported by the ensure that rejected it
+    }
+    return new Set(
+      nodes.filter((n) => selector.matches(n.metadata?.labels ?? {})).map((n) => n.metadata!.name!),
+    );
   }
 
   existingLoadBalancerOwners(expected: number): Promise<Set<string> | undefined> {
