@@ -44,6 +44,11 @@ export interface HcloudConfig {
   networkDisableAttachedCheck: boolean;
   addressFamily: AddressFamily;
   zoneLabelEnabled: boolean;
+  /**
+   * `HCLOUD_INSTANCES_NODE_NAME_SUFFIX` (ours): a domain such as `.example.com`; a Node named
+   * `web-1.example.com` then matches the server `web-1` when no server has the Node's full name.
+   */
+  nodeNameSuffix?: string;
   serverCacheMaxAgeMs: number;
   /** `HCLOUD_SERVER_REFRESH`: `actions` (follow the action logs) or `list` (full list every time). */
   serverRefresh: "actions" | "list";
@@ -123,6 +128,12 @@ export async function readHcloudConfig(
     errors.push(`HCLOUD_SERVER_REFRESH: "${refresh}" is not one of actions, list`);
   }
   const family = str("HCLOUD_INSTANCES_ADDRESS_FAMILY") ?? "ipv4";
+  const nodeNameSuffix = str("HCLOUD_INSTANCES_NODE_NAME_SUFFIX");
+  if (nodeNameSuffix !== undefined && !/^\.[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeNameSuffix)) {
+    errors.push(
+      `HCLOUD_INSTANCES_NODE_NAME_SUFFIX: "${nodeNameSuffix}" is not a domain suffix such as ".example.com"`,
+    );
+  }
   if (!["ipv4", "ipv6", "dualstack"].includes(family)) {
     errors.push(`HCLOUD_INSTANCES_ADDRESS_FAMILY: "${family}" is not one of ipv4, ipv6, dualstack`);
   }
@@ -173,6 +184,7 @@ export async function readHcloudConfig(
     networkDisableAttachedCheck: bool("HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK", false),
     addressFamily: family as AddressFamily,
     zoneLabelEnabled: bool("HCLOUD_INSTANCES_ZONE_LABEL_ENABLED", true),
+    nodeNameSuffix,
     serverCacheMaxAgeMs: duration("HCLOUD_SERVER_CACHE_MAX_AGE") ?? 10_000,
     serverRefresh: refresh as HcloudConfig["serverRefresh"],
     serverFullListPeriodMs: duration("HCLOUD_SERVER_FULL_LIST_PERIOD") ?? 3_600_000,

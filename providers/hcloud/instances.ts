@@ -12,6 +12,7 @@ import type { AddressFamily } from "./config.ts";
 import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "./server_cache.ts";
 import type { ServerInfo } from "./shapes.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
+import { applyAddressOverrides } from "./address_override.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const INIT_MAX_AGE_MS = 300_000;
@@ -70,6 +71,8 @@ export interface InstancesOptions {
   zoneLabelEnabled: boolean;
   /** The configured network's ID, for InternalIP. */
   networkId?: number;
+  /** `HCLOUD_INSTANCES_NODE_NAME_SUFFIX`: a Node named `<server>.<suffix>` matches `<server>`. */
+  nodeNameSuffix?: string;
 }
 
 /** See the module doc. */
@@ -99,12 +102,14 @@ export class HcloudInstances implements Instances {
     if (server) return true;
     if (parsed.kind !== "cloud") {
       // Matched by name: confirm the miss with a direct lookup before a Node is deleted on it.
-      const name = node.metadata?.name ?? "";
-      const data = await this.#client.call(
-        "find server",
-        this.#client.api.GET("/servers", { params: { query: { name } } }),
-      );
-      return data.servers.length > 0;
+      for (const name of serverNames(node, this.#options.nodeNameSuffix)) {
+        const data = await this.#client.call(
+          "find server",
+          this.#client.api.GET("/servers", { params: { query: { name } } }),
+        );
+        if (data.servers.length > 0) return true;
+      }
+      return false;
     }
     try {
       await this.#client.call(
@@ -143,12 +148,13 @@ export class HcloudInstances implements Instances {
     const server = await this.#find(node);
     if (!server) return undefined;
     const derived = server.ipv6Net ? ipv6HostOne(server.ipv6Net) : undefined;
-    const { addresses, warnings } = applyExternalIpv6(
+    const { addresses: withIpv6, warnings } = applyExternalIpv6(
       node,
       this.addressesOf(server),
       this.#options.addressFamily,
       derived,
     );
+    const addresses = applyAddressOverrides(node, withIpv6);
     return {
       ...(warnings.length ? { warnings } : {}),
       providerID: `hcloud://${server.id}`,
@@ -191,26 +197,43 @@ export class HcloudInstances implements Instances {
     // Initialization only needs a list newer than the Node (a server's type, location and IPs
     // do not change under it), so a burst of joining Nodes shares one list however long it takes.
     if ((node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED)) {
-      const found = lookup(await this.#cache.get({ notBefore: created, maxAgeMs: INIT_MAX_AGE_MS }), node);
+      const found = lookup(
+        await this.#cache.get({ notBefore: created, maxAgeMs: INIT_MAX_AGE_MS }),
+        node,
+        this.#options.nodeNameSuffix,
+      );
       if (found) return found;
     }
     const snapshot = await this.#cache.get({ notBefore: created });
-    const found = lookup(snapshot, node);
+    const found = lookup(snapshot, node, this.#options.nodeNameSuffix);
     // Renames are no actions, and a list that came back empty in an API incident is not followed by
     // any: a server an incremental refresh misses gets one full list (per max age) before it is missing.
     if (found || snapshot.full) return found;
-    return lookup(await this.#cache.get({ notBefore: created, full: true }), node);
+    return lookup(
+      await this.#cache.get({ notBefore: created, full: true }),
+      node,
+      this.#options.nodeNameSuffix,
+    );
   }
 }
 
+/** The server names a Node may match: its own name, then without the configured domain suffix. */
+export function serverNames(node: Node, suffix?: string): string[] {
+  const name = node.metadata?.name ?? "";
+  return suffix && name.endsWith(suffix) && name.length > suffix.length
+    ? [name, name.slice(0, -suffix.length)]
+    : [name];
+}
+
 /** Pure lookup of a Node's server in a snapshot. */
-export function lookup(snapshot: ServerSnapshot, node: Node): ServerInfo | undefined {
+export function lookup(snapshot: ServerSnapshot, node: Node, nameSuffix?: string): ServerInfo | undefined {
   const parsed = parseProviderId(node.spec?.providerID);
   if (parsed.kind === "cloud") return snapshot.byId.get(parsed.id);
   if (parsed.kind !== "none") return undefined;
-  const name = node.metadata?.name ?? "";
-  const byName = snapshot.byName.get(name);
-  if (byName) return byName;
+  for (const name of serverNames(node, nameSuffix)) {
+    const byName = snapshot.byName.get(name);
+    if (byName) return byName;
+  }
   const ips = (node.metadata?.annotations?.[PROVIDED_NODE_IP] ?? "").split(",").map((s) => s.trim()).filter(
     Boolean,
   );

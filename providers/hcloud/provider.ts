@@ -64,6 +64,7 @@ export class HcloudProvider implements CloudProvider {
     this.#instanceOptions = {
       addressFamily: config.addressFamily,
       zoneLabelEnabled: config.zoneLabelEnabled,
+      nodeNameSuffix: config.nodeNameSuffix,
     };
     this.instances = countOperations(
       new HcloudInstances(this.client, this.cache, this.#instanceOptions),
