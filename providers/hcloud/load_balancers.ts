@@ -103,8 +103,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (identity) this.#labeler.want(identity, nodes);
     const warnings: ProviderWarning[] = [];
     await this.#checkCatalog(spec, warnings);
-    const certificateIds = spec.protocol === "https" ? await this.#certificates.resolve(service, spec) : [];
-    const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificateIds);
+    const certificates = spec.protocol === "https"
+      ? await this.#certificates.resolve(service, spec)
+      : { ids: [], warnings: [] };
+    warnings.push(...certificates.warnings);
+    const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificates.ids);
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
     warnings.push(...serviceWarnings, ...targetWarnings);
     let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
@@ -193,16 +196,22 @@ export class HcloudLoadBalancers implements LoadBalancers {
 
   async ensureLoadBalancerDeleted(_cluster: string, service: Service): Promise<void> {
     const lb = await this.#lookup.findByUid(service);
-    if (!lb) return;
-    // Delete protection wins: the load balancer (and its IPs) stay; the Service can go.
-    if (lb.protection?.delete) return;
-    try {
-      await this.#client.call(
-        "delete load balancer",
-        this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
-      );
-    } catch (err) {
-      if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+    // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
+    if (lb?.protection?.delete) return;
+    if (lb) {
+      try {
+        await this.#client.call(
+          "delete load balancer",
+          this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
+        );
+      } catch (err) {
+        if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+      }
+    }
+    // Managed certificates created for the Service go with its balancer (unless used elsewhere).
+    const managed = parseLoadBalancerSpec(service, this.#defaults).spec.certificateType === "managed";
+    if (managed || lb?.services.some((s) => s.protocol === "https")) {
+      await this.#certificates.deleteFor(service);
     }
   }
 
@@ -266,6 +275,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
 
   setServiceLookup(exists: (uid: string) => boolean): void {
     this.#lookup.serviceExists = exists;
+    this.#certificates.serviceExists = exists;
   }
 
   /** Sends one action request and waits until the action finished (the LB is locked until then). */

@@ -1,7 +1,8 @@
 /**
  * Simulated `/certificates`: uploaded ones described by their PEM (domain names, SHA-256
  * fingerprint and validity read from the certificate; a private key that does not match is
- * refused), managed ones issued by an action; in use while a load balancer service names them.
+ * refused), managed ones issued by an action (failing for a domain under `.invalid`); in use while a
+ * load balancer service names them.
  *
  * @module
  */
@@ -56,7 +57,7 @@ export function certificateRoutes(): SimRoute[] {
     route("GET", "/certificates", (req, _p, ctx) => {
       const types = req.query.getAll("type");
       return listResponse(
-        [...ctx.world.certificates.values()],
+        [...ctx.world.certificates.values()].map((c) => usedBy(ctx.world, c)),
         req,
         ctx,
         "certificates",
@@ -108,7 +109,7 @@ export function certificateRoutes(): SimRoute[] {
         fingerprint: described?.fingerprint ?? null,
         not_valid_before: described?.notBefore ?? new Date(now).toISOString(),
         not_valid_after: described?.notAfter ?? new Date(now + 90 * 86_400_000).toISOString(),
-        status: type === "managed" ? { issuance: "completed", renewal: "unavailable", error: null } : null,
+        status: type === "managed" ? managedStatus(domains) : null,
         used_by: [],
       };
       world.certificates.set(certificate.id, certificate);
@@ -142,6 +143,22 @@ export function certificateRoutes(): SimRoute[] {
     }),
     ...resourceActionRoutes("certificates", "certificate", (w) => w.certificates),
   ];
+}
+
+/**
+ * Issuance of a managed certificate: Let's Encrypt cannot validate a domain under `.invalid`
+ * (RFC 2606), so such a certificate's issuance fails, as it does for a domain not pointed at
+ * the load balancer.
+ */
+function managedStatus(domains: string[]): NonNullable<Certificate["status"]> {
+  const bad = domains.find((d) => d === "invalid" || d.endsWith(".invalid"));
+  return bad
+    ? {
+      issuance: "failed",
+      renewal: "unavailable",
+      error: { code: "dns_zone_not_found", message: `DNS zone not found: ${bad}` },
+    }
+    : { issuance: "completed", renewal: "unavailable", error: null };
 }
 
 function usedBy(world: World, certificate: Certificate): Certificate {
