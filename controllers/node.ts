@@ -23,6 +23,7 @@ import { NODES } from "../kube/resources.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { Instances } from "../providers/provider.ts";
+import { syncedLabelsPatch } from "./synced_labels.ts";
 import { TerminalError, warningsOf } from "../providers/errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
@@ -143,9 +144,15 @@ class NodeController implements Controller {
         subresource: "status",
       });
     }
+    const synced = syncedLabelsPatch(current, meta.syncedLabels ?? {});
+    this.#warnConflicts(node, synced?.conflicts);
     try {
       await this.#ctx.client.patch(NODES, name, "merge", {
-        metadata: { labels: initLabels(current, meta), resourceVersion: current.metadata?.resourceVersion },
+        metadata: {
+          labels: { ...initLabels(current, meta), ...synced?.labels },
+          ...(synced && Object.keys(synced.annotations).length ? { annotations: synced.annotations } : {}),
+          resourceVersion: current.metadata?.resourceVersion,
+        },
         spec: {
           providerID: current.spec?.providerID || meta.providerID,
           taints: withoutTaint(current, UNINITIALIZED_TAINT),
@@ -185,6 +192,17 @@ class NodeController implements Controller {
     }
   }
 
+  #warnConflicts(node: Node, keys: string[] | undefined): void {
+    if (!keys?.length) return;
+    this.#recorder.event(
+      NODES,
+      node,
+      "Warning",
+      "SyncedLabelConflict",
+      `labels ${keys.join(", ")} were not written by the CCM: left as they are instead of the cloud's values`,
+    );
+  }
+
   #warn(node: Node, warnings: { reason: string; message: string }[]): void {
     for (const w of warnings) this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
   }
@@ -211,6 +229,14 @@ class NodeController implements Controller {
               subresource: "status",
             });
             this.#log.info("updated addresses of node {name}", { name: node.metadata!.name });
+          }
+          const synced = syncedLabelsPatch(node, result.value.syncedLabels ?? {});
+          this.#warnConflicts(node, synced?.conflicts);
+          if (synced && (Object.keys(synced.labels).length || Object.keys(synced.annotations).length)) {
+            await this.#ctx.client.patch(NODES, node.metadata!.name!, "merge", {
+              metadata: { labels: synced.labels, annotations: synced.annotations },
+            });
+            this.#log.info("updated synced labels of node {name}", { name: node.metadata!.name });
           }
         } catch (err) {
           this.#log.warning("cannot refresh addresses of node {name}: {error}", {

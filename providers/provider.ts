@@ -31,6 +31,11 @@ export interface InstanceMetadata {
   region?: string;
   /** Extra labels; keys under `kubernetes.io`/`k8s.io` are ignored by the node controller. */
   additionalLabels?: Record<string, string>;
+  /**
+   * Labels kept in step on initialized Nodes at every address refresh (e.g. from the machine's own
+   * labels): written, updated, and removed when gone; a label the CCM did not write is never touched.
+   */
+  syncedLabels?: Record<string, string>;
 }
 
 /** Instances: finding the machine behind a Node. Should check `node.spec.providerID` first. */

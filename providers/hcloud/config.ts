@@ -7,6 +7,7 @@
 import { parseDuration } from "../../config/duration.ts";
 import { parseCidr } from "../../lib/cidr.ts";
 import type { EnvVar } from "../../config/env.ts";
+import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./server_labels.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
 export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
@@ -49,6 +50,10 @@ export interface HcloudConfig {
    * `web-1.example.com` then matches the server `web-1` when no server has the Node's full name.
    */
   nodeNameSuffix?: string;
+  /** `HCLOUD_INSTANCES_SERVER_LABELS` (ours): server label keys (or `prefix*`) copied to Nodes. */
+  serverLabels?: string[];
+  /** `HCLOUD_INSTANCES_SERVER_LABEL_PREFIX` (ours): the Node-label prefix of copied server labels. */
+  serverLabelPrefix: string;
   serverCacheMaxAgeMs: number;
   /** `HCLOUD_SERVER_REFRESH`: `actions` (follow the action logs) or `list` (full list every time). */
   serverRefresh: "actions" | "list";
@@ -128,6 +133,22 @@ export async function readHcloudConfig(
     errors.push(`HCLOUD_SERVER_REFRESH: "${refresh}" is not one of actions, list`);
   }
   const family = str("HCLOUD_INSTANCES_ADDRESS_FAMILY") ?? "ipv4";
+  const serverLabels = str("HCLOUD_INSTANCES_SERVER_LABELS")?.split(",").map((p) => p.trim()).filter(Boolean);
+  const badPattern = serverLabels && invalidServerLabelPattern(serverLabels);
+  if (badPattern !== undefined) {
+    errors.push(
+      `HCLOUD_INSTANCES_SERVER_LABELS: "${badPattern}" is not a label key (or a key prefix ending in *)`,
+    );
+  }
+  const serverLabelPrefix = str("HCLOUD_INSTANCES_SERVER_LABEL_PREFIX") ?? DEFAULT_SERVER_LABEL_PREFIX;
+  if (
+    !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(serverLabelPrefix) ||
+    serverLabelPrefix.length > 253 || /(^|\.)(kubernetes|k8s)\.io$/.test(serverLabelPrefix)
+  ) {
+    errors.push(
+      `HCLOUD_INSTANCES_SERVER_LABEL_PREFIX: "${serverLabelPrefix}" is not a DNS subdomain outside kubernetes.io/k8s.io`,
+    );
+  }
   const nodeNameSuffix = str("HCLOUD_INSTANCES_NODE_NAME_SUFFIX");
   if (nodeNameSuffix !== undefined && !/^\.[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeNameSuffix)) {
     errors.push(
@@ -185,6 +206,8 @@ export async function readHcloudConfig(
     addressFamily: family as AddressFamily,
     zoneLabelEnabled: bool("HCLOUD_INSTANCES_ZONE_LABEL_ENABLED", true),
     nodeNameSuffix,
+    serverLabels: serverLabels?.length ? serverLabels : undefined,
+    serverLabelPrefix,
     serverCacheMaxAgeMs: duration("HCLOUD_SERVER_CACHE_MAX_AGE") ?? 10_000,
     serverRefresh: refresh as HcloudConfig["serverRefresh"],
     serverFullListPeriodMs: duration("HCLOUD_SERVER_FULL_LIST_PERIOD") ?? 3_600_000,

@@ -13,6 +13,7 @@ import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "./server_cac
 import type { ServerInfo } from "./shapes.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";
+import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./server_labels.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const INIT_MAX_AGE_MS = 300_000;
@@ -73,6 +74,9 @@ export interface InstancesOptions {
   networkId?: number;
   /** `HCLOUD_INSTANCES_NODE_NAME_SUFFIX`: a Node named `<server>.<suffix>` matches `<server>`. */
   nodeNameSuffix?: string;
+  /** Server label keys (or `prefix*`) kept in step as Node labels under `serverLabelPrefix`. */
+  serverLabels?: string[];
+  serverLabelPrefix?: string;
 }
 
 /** See the module doc. */
@@ -165,6 +169,15 @@ export class HcloudInstances implements Instances {
         : undefined,
       nodeAddresses: addresses,
       additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
+      ...(this.#options.serverLabels
+        ? {
+          syncedLabels: nodeLabelsFromServer(
+            server.labels,
+            this.#options.serverLabels,
+            this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
+          ),
+        }
+        : {}),
     };
   }
 

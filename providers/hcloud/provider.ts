@@ -65,6 +65,8 @@ export class HcloudProvider implements CloudProvider {
       addressFamily: config.addressFamily,
       zoneLabelEnabled: config.zoneLabelEnabled,
       nodeNameSuffix: config.nodeNameSuffix,
+      serverLabels: config.serverLabels,
+      serverLabelPrefix: config.serverLabelPrefix,
     };
     this.instances = countOperations(
       new HcloudInstances(this.client, this.cache, this.#instanceOptions),

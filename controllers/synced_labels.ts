@@ -1,0 +1,47 @@
+/**
+ * Labels a provider keeps in step on initialized Nodes (`InstanceMetadata.syncedLabels`, e.g. the
+ * server's own labels): written, updated and removed at every address refresh. The keys written are
+ * remembered in an annotation, so a label the CCM did not write is never changed or removed.
+ *
+ * @module
+ */
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+
+/** The keys the CCM wrote, comma-separated. */
+export const SYNCED_LABELS_ANNOTATION = "node.deno-ccm.io/synced-labels";
+
+/** A merge patch for `metadata`, or `undefined` when the Node is in step. */
+export interface SyncedLabelsPatch {
+  labels: Record<string, string | null>;
+  annotations: Record<string, string | null>;
+  /** Wanted keys left alone because someone else wrote them. */
+  conflicts: string[];
+}
+
+/** What to change so the Node carries `wanted` (and no longer what the CCM wrote before). */
+export function syncedLabelsPatch(node: Node, wanted: Record<string, string>): SyncedLabelsPatch | undefined {
+  const labels = node.metadata?.labels ?? {};
+  const annotation = node.metadata?.annotations?.[SYNCED_LABELS_ANNOTATION];
+  const written = new Set(annotation ? annotation.split(",") : []);
+  const patch: Record<string, string | null> = {};
+  const conflicts: string[] = [];
+  const ours = new Set<string>();
+  for (const [key, value] of Object.entries(wanted)) {
+    if (key in labels && !written.has(key)) {
+      if (labels[key] !== value) conflicts.push(key);
+      continue;
+    }
+    ours.add(key);
+    if (labels[key] !== value) patch[key] = value;
+  }
+  for (const key of written) {
+    if (!ours.has(key) && key in labels) patch[key] = null;
+  }
+  const list = [...ours].sort().join(",");
+  const annotations: Record<string, string | null> = {};
+  if ((annotation ?? "") !== list) annotations[SYNCED_LABELS_ANNOTATION] = list || null;
+  if (Object.keys(patch).length === 0 && Object.keys(annotations).length === 0) {
+    return conflicts.length ? { labels: {}, annotations: {}, conflicts } : undefined;
+  }
+  return { labels: patch, annotations, conflicts };
+}
