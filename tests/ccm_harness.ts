@@ -12,7 +12,9 @@ import { CONTROLLER_FACTORIES } from "../controllers/mod.ts";
 import { createProvider } from "../providers/registry.ts";
 import { DEFAULT_SIM_TOKEN, type Simulator } from "../providers/hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
-import type { TestCluster } from "./kube_cluster.ts";
+import { TestCluster } from "./kube_cluster.ts";
+import { startTestSim, type TestSim } from "./sim_harness.ts";
+import { quietLogs } from "./helpers.ts";
 import { KubeClient } from "../kube/client.ts";
 import { HttpTransport } from "../kube/transport.ts";
 import { NODES } from "../kube/resources.ts";
@@ -62,6 +64,40 @@ export async function startCcm(
     stop: async () => {
       stop.abort();
       return await done;
+    },
+  };
+}
+
+/** A fresh apiserver, simulator and admin client for one test. */
+export interface TestEnvironment {
+  cluster: TestCluster;
+  /** The simulator with its OpenAPI response check. */
+  s: TestSim;
+  sim: Simulator;
+  client: KubeClient;
+  /** Stops the CCM (when given) and everything else, then fails on any response that broke the spec. */
+  close(ccm?: RunningCcm): Promise<void>;
+}
+
+/** Starts a {@link TestEnvironment} (logs quieted). */
+export async function testEnvironment(): Promise<TestEnvironment> {
+  quietLogs();
+  const cluster = await TestCluster.start();
+  const s = await startTestSim();
+  const client = await adminClient(cluster);
+  return {
+    cluster,
+    s,
+    sim: s.sim,
+    client,
+    async close(ccm) {
+      try {
+        await ccm?.stop();
+      } finally {
+        client.transport.close();
+        await cluster.stop();
+        await s.finish();
+      }
     },
   };
 }

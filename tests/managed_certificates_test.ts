@@ -7,10 +7,8 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
+import { eventsOf, eventually } from "./helpers.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 
 const P = "load-balancer.hetzner.cloud/";
@@ -40,11 +38,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
-    const client = await adminClient(cluster);
+    const { cluster, s, sim, client, close } = await testEnvironment();
     sim.addServer({ name: "n1", location: "fsn1" });
     await registerNode(client, "n1");
     const ccm = await startCcm(cluster, sim, ["--controllers=cloud-node,service"]);
@@ -128,10 +122,7 @@ Deno.test({
         assert(sim.world.certificates.has(brokenCert), "a certificate another balancer uses stays");
       });
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

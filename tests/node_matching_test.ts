@@ -4,10 +4,8 @@
  * with a Warning for an invalid one, which keeps the Node uninitialized until it is fixed.
  */
 import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
+import { eventsOf, eventually } from "./helpers.ts";
 import { NODES } from "../kube/resources.ts";
 import { UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
 
@@ -16,10 +14,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const client = await adminClient(cluster);
+    const { cluster, s, client, close } = await testEnvironment();
     const web = s.sim.addServer({ name: "web-1", ipv4: "203.0.113.70" });
     const vpn = s.sim.addServer({ name: "vpn-1", ipv4: "203.0.113.71" });
     const bad = s.sim.addServer({ name: "bad-1", ipv4: "203.0.113.72" });
@@ -72,10 +67,7 @@ Deno.test({
         { type: "ExternalIP", address: "198.51.100.72" },
       ]);
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

@@ -5,10 +5,8 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
+import { eventsOf, eventually } from "./helpers.ts";
 import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 
@@ -32,11 +30,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
-    const client = await adminClient(cluster);
+    const { cluster, sim, client, close } = await testEnvironment();
     const servers = [1, 2, 3].map((i) => sim.addServer({ name: `n${i}`, location: "fsn1" }));
     for (const i of [1, 2, 3]) {
       await registerNode(client, `n${i}`, { labels: { pool: "edge", zone: "a" } });
@@ -78,6 +72,7 @@ Deno.test({
         [],
         "zone is untouched",
       );
+      assertEquals(calls.filter((c) => c.path.includes(`/load_balancers/${allId}`)), [], "all is untouched");
       assertEquals(JSON.stringify(await targets("zone")), JSON.stringify(ids(1, 2, 3)));
       await eventually(async () =>
         (await eventsOf(client, "edge")).some((e) => e.startsWith("Normal UpdatedLoadBalancer"))
@@ -87,10 +82,7 @@ Deno.test({
       await client.patch(NODES, "n1", "merge", { metadata: { labels: { pool: "edge" } } });
       await eventually(async () => JSON.stringify(await targets("edge")) === JSON.stringify(ids(1, 2, 3)));
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

@@ -5,10 +5,8 @@
  * touched.
  */
 import { assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
+import { eventsOf, eventually } from "./helpers.ts";
 import { NODES } from "../kube/resources.ts";
 
 const S = "server.hetzner.cloud/";
@@ -18,10 +16,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const client = await adminClient(cluster);
+    const { cluster, s, client, close } = await testEnvironment();
     const server = s.sim.addServer({ name: "w1", ipv4: "203.0.113.80" });
     const setServerLabels = async (labels: Record<string, string>) => {
       const r = await s.api("PUT", `/servers/${server.id}`, { labels });
@@ -66,10 +61,7 @@ Deno.test({
       await setServerLabels({});
       await eventually(async () => JSON.stringify(await ours()) === JSON.stringify({ [`${S}owner`]: "ops" }));
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

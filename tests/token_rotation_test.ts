@@ -4,10 +4,8 @@
  * and once the file holds the new token the CCM works again, unrestarted.
  */
 import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventually, quietLogs } from "./helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
+import { eventually } from "./helpers.ts";
 import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
 import { NODES } from "../kube/resources.ts";
 
@@ -18,10 +16,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const client = await adminClient(cluster);
+    const { cluster, s, client, close } = await testEnvironment();
     const dir = await Deno.makeTempDir();
     const file = `${dir}/token`;
     await Deno.writeTextFile(file, DEFAULT_SIM_TOKEN + "\n");
@@ -66,9 +61,7 @@ Deno.test({
       assertEquals(await providerIdOf("node-a"), `hcloud://${a.id}`);
     } finally {
       assertEquals(await ccm.stop(), 0);
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close();
       await Deno.remove(dir, { recursive: true });
     }
   },
