@@ -9,6 +9,7 @@ import { HcloudClient } from "../providers/hcloud/client.ts";
 import { ServerCache } from "../providers/hcloud/server_cache.ts";
 import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
+import { HcloudInstances } from "../providers/hcloud/instances.ts";
 
 Deno.test("server cache (actions): action-logged changes are read by ID; labels wait for the full list; a failing log falls back", async () => {
   const t = await startTestSim();
@@ -122,6 +123,35 @@ Deno.test("server cache (actions): the slow full list runs at its period; small 
     await tick();
     await small.get();
     assertEquals([lists() - before[0], logs() - before[1]], [2, 0], "a full list, no log read");
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("instances (actions): a server missing from a fresh but outdated list is read again before a Node goes", async () => {
+  const t = await startTestSim();
+  try {
+    const server = t.sim.addServer({ name: "kept" });
+    const others = Array.from({ length: 3 }, (_, i) => t.sim.addServer({ name: `o${i}` }));
+    const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 });
+    const cache = new ServerCache(client, {
+      maxAgeMs: 60_000,
+      refresh: "actions",
+      fullListPeriodMs: 3_600_000,
+    });
+    const instances = new HcloudInstances(client, cache, { addressFamily: "ipv4", zoneLabelEnabled: true });
+    // The cloud looks empty for a moment (an API incident) and a full list is taken then.
+    const all = [...t.sim.world.servers];
+    t.sim.world.servers.clear();
+    assertEquals((await cache.get({ full: true })).all.length, 0);
+    for (const [id, s] of all) t.sim.world.servers.set(id, s);
+    // The list is still fresh, but it is not what deletes a Node: the server is read now.
+    const node = { metadata: { name: "kept" }, spec: { providerID: `hcloud://${server.id}` } };
+    assertEquals(await instances.instanceExists(node), true);
+    // A server really gone is still reported gone.
+    t.sim.world.removeServer(others[0]);
+    const gone = { metadata: { name: "o0" }, spec: { providerID: `hcloud://${others[0].id}` } };
+    assertEquals(await instances.instanceExists(gone), false);
   } finally {
     await t.finish();
   }

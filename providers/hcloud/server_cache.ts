@@ -118,6 +118,18 @@ export class ServerCache {
     return read;
   }
 
+  /**
+   * One server read now, bypassing every cache (`GET /servers/{id}`; undefined only on 404): what a
+   * decision to delete a Node must rest on, since a snapshot or an earlier read may predate an API
+   * incident's end.
+   */
+  async fresh(id: number): Promise<ServerInfo | undefined> {
+    const read = this.#fetch(id);
+    this.#direct.set(id, { at: Date.now(), read });
+    read.catch(() => this.#direct.delete(id));
+    return await read;
+  }
+
   /** Calls `listener` with every new snapshot of a full list. */
   onSnapshot(listener: (snapshot: ServerSnapshot) => void): void {
     this.#listeners.push(listener);
