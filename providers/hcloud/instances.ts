@@ -100,8 +100,11 @@ export class HcloudInstances implements Instances {
     if (parsed.kind === "robot" || parsed.kind === "foreign") return true; // not ours: never delete
     // Following action logs, the snapshot may not show a change made without one: ask directly.
     if (parsed.kind === "cloud" && this.#cache.refreshMode === "actions") {
-      if ((await this.#cache.server(parsed.id)) !== undefined) return true;
-      // Missing from what was read (perhaps during an API incident): confirmed by a read made now.
+      const started = Date.now();
+      const { info, at } = await this.#cache.serverRead(parsed.id);
+      if (info) return true;
+      if (at >= started) return false;
+      // Missing from what was read earlier (perhaps during an API incident): confirmed by a read now.
       return (await this.#cache.fresh(parsed.id)) !== undefined;
     }
     const server = await this.#find(node);

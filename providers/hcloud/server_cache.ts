@@ -108,14 +108,20 @@ export class ServerCache {
    * never costs more than listing at every lookup.
    */
   server(id: number): Promise<ServerInfo | undefined> {
+    return this.serverRead(id).then((r) => r.info);
+  }
+
+  /** As {@link server}, with when the answer was read (ms since epoch): a list's time, or the read's. */
+  async serverRead(id: number): Promise<{ info: ServerInfo | undefined; at: number }> {
     const s = this.#snapshot;
-    if (s?.full && Date.now() - s.at < this.maxAgeMs) return Promise.resolve(s.byId.get(id));
+    if (s?.full && Date.now() - s.at < this.maxAgeMs) return { info: s.byId.get(id), at: s.at };
     const known = this.#direct.get(id);
-    if (known && Date.now() - known.at < this.maxAgeMs) return known.read;
+    if (known && Date.now() - known.at < this.maxAgeMs) return { info: await known.read, at: known.at };
+    const at = Date.now();
     const read = this.#readDirect(id);
-    this.#direct.set(id, { at: Date.now(), read });
+    this.#direct.set(id, { at, read });
     read.catch(() => this.#direct.delete(id));
-    return read;
+    return { info: await read, at };
   }
 
   /**
