@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 version=$(awk '/^require github.com\/hetznercloud\/hcloud-go\/v2/ {print $3}' "$here/go.mod")
-digest=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12)
+digest=$(cat "$here/go.mod" "$here/go.sum" "$here"/*.go | sha256sum | cut -c1-12)
 out=${DENO_CCM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/deno-ccm}/hcloud-go-check-$version-$digest
 if [[ -x "$out/hcloud_go_check" ]]; then
   echo "$out/hcloud_go_check"

@@ -107,6 +107,7 @@ func main() {
 	checkLoadBalancerActions(r)
 	checkCertificates(r, st)
 	checkOtherResources(r)
+	checkCrossResource(r, st)
 	summary, _ := json.Marshal(map[string]any{"summary": true, "failed": r.failed, "calls": r.calls})
 	fmt.Println(string(summary))
 	os.Exit(min(r.failed, 100))

@@ -197,12 +197,23 @@ export function addTarget(world: World, lb: LoadBalancer, target: Target): void 
       }
     }
   }
-  if (lb.targets.length >= lb.load_balancer_type.max_targets) {
+  lb.targets.push(target);
+  if (targetCount(world, lb) > lb.load_balancer_type.max_targets) {
+    lb.targets.pop();
     throw faults.code(403, "resource_limit_exceeded", "target limit of the load balancer type reached", {
       limits: [{ name: "targets" }],
     });
   }
-  lb.targets.push(target);
+}
+
+/**
+ * Targets as counted against `max_targets`: every distinct server the balancer reaches (directly or
+ * through a label selector) and every IP target. The spec only says "number of targets a single Load
+ * Balancer can have"; counting resolved servers is the conservative reading (a selector cannot be a
+ * way around the limit), stated as a choice in the README.
+ */
+export function targetCount(world: World, lb: LoadBalancer): number {
+  return targetServerIds(world, lb).length + lb.targets.filter((t) => t.type === "ip").length;
 }
 
 /** The LB as the API shows it: label-selector targets resolved, health per service port. */

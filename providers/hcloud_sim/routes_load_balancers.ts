@@ -13,6 +13,7 @@ import {
   readTarget,
   renderLoadBalancer,
   sameTarget,
+  targetCount,
 } from "./lb_model.ts";
 import { actionReply, byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";
@@ -223,14 +224,14 @@ export function loadBalancerRoutes(): SimRoute[] {
       r.done();
       lb.algorithm = { type: type as "round_robin" };
     }),
-    act("change_type", (r, lb) => {
+    act("change_type", (r, lb, world) => {
       const name = r.idOrName("load_balancer_type", {
         required: true,
         check: (v) => findType(v) ? undefined : "load balancer type not found",
       });
       r.done();
       const type = findType(name!)!;
-      if (lb.targets.length > type.max_targets || lb.services.length > type.max_services) {
+      if (targetCount(world, lb) > type.max_targets || lb.services.length > type.max_services) {
         throw faults.code(
           403,
           "resource_limit_exceeded",
