@@ -63,6 +63,8 @@ export async function benchEnvironment(
     HCLOUD_ENDPOINT: sim.endpoint,
     HCLOUD_NETWORK: "k8s",
     HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+    // lb11 reaches 25 servers (label-selector matches beyond are ignored); these clusters are larger.
+    HCLOUD_LOAD_BALANCERS_TYPE: "lb31",
     // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
     HCLOUD_NETWORK_ROUTES_ENABLED: "false",
     ...options.env,

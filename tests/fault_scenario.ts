@@ -129,6 +129,8 @@ export async function runFaultScenario(
     HCLOUD_NETWORK: "k8s",
     HCLOUD_SERVER_CACHE_MAX_AGE: "1s",
     HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+    // lb11 reaches 25 servers (label-selector matches beyond are ignored); these clusters are larger.
+    HCLOUD_LOAD_BALANCERS_TYPE: "lb31",
   };
   const firstRequest = sim.audit.length;
   let ccm: CcmProcess = spawnCcm(args, env);

@@ -145,6 +145,10 @@ func checkCrossResource(r *run, st *state) {
 		if err := expect(hcloud.IsError(err, hcloud.ErrorCodeResourceLimitExceeded), "one target over the limit: %v", err); err != nil {
 			return err
 		}
+		// A server labelled later is matched but finds no room: the selector still lists the first ones.
+		if _, _, err := r.c.Server.Update(r.ctx, extra[1], hcloud.ServerUpdateOpts{Labels: map[string]string{"bulk": "yes"}}); err != nil {
+			return err
+		}
 		got, _, err := r.c.LoadBalancer.GetByID(r.ctx, lb.ID)
 		if err != nil {
 			return err
@@ -156,6 +160,21 @@ func checkCrossResource(r *run, st *state) {
 			}
 		}
 		if err := expect(len(got.Targets) == 2 && resolved == len(bulk), "targets %d, resolved %d", len(got.Targets), resolved); err != nil {
+			return err
+		}
+		// Freeing a place lets the selector resolve the later server.
+		a, _, err = r.c.LoadBalancer.RemoveServerTarget(r.ctx, got, extra[0])
+		if err != nil {
+			return err
+		}
+		if err := r.wait(a); err != nil {
+			return err
+		}
+		got, _, err = r.c.LoadBalancer.GetByID(r.ctx, lb.ID)
+		if err != nil {
+			return err
+		}
+		if err := expect(len(got.Targets) == 1 && len(got.Targets[0].Targets) == len(bulk)+1, "after freeing a place: %d targets", len(got.Targets)); err != nil {
 			return err
 		}
 		if _, err := r.c.LoadBalancer.Delete(r.ctx, got); err != nil {

@@ -197,40 +197,73 @@ export function addTarget(world: World, lb: LoadBalancer, target: Target): void 
       }
     }
   }
-  lb.targets.push(target);
-  if (targetCount(world, lb) > lb.load_balancer_type.max_targets) {
-    lb.targets.pop();
+  if (target.type !== "label_selector" && targetCount(world, lb) >= lb.load_balancer_type.max_targets) {
     throw faults.code(403, "resource_limit_exceeded", "target limit of the load balancer type reached", {
       limits: [{ name: "targets" }],
     });
   }
+  lb.targets.push(target);
 }
 
 /**
- * Targets as counted against `max_targets`: every distinct server the balancer reaches (directly or
- * through a label selector) and every IP target. The spec only says "number of targets a single Load
- * Balancer can have"; counting resolved servers is the conservative reading (a selector cannot be a
- * way around the limit), stated as a choice in the README.
+ * How targets count against `max_targets` (a choice, see the README): server and IP targets count
+ * one each; servers resolved by label selectors fill what is left, lowest server ID first, each
+ * server once. A selector is never refused (servers can be labelled at any time); the servers it
+ * matches beyond the limit receive no traffic and are not listed.
  */
 export function targetCount(world: World, lb: LoadBalancer): number {
-  return targetServerIds(world, lb).length + lb.targets.filter((t) => t.type === "ip").length;
+  return directTargetCount(lb) + resolveSelectors(world, lb).count;
+}
+
+/** Server and IP targets: what a type change must leave room for (selectors just resolve fewer). */
+export function directTargetCount(lb: LoadBalancer): number {
+  return lb.targets.filter((t) => t.type !== "label_selector").length;
+}
+
+/** Servers each label-selector target resolves, within what the type's limit leaves. */
+function resolveSelectors(
+  world: World,
+  lb: LoadBalancer,
+): { byTarget: Map<number, number[]>; count: number } {
+  const direct = new Set(lb.targets.filter((t) => t.type === "server").map((t) => t.server!.id));
+  let room = lb.load_balancer_type.max_targets - directTargetCount(lb);
+  const taken = new Set<number>();
+  const out = new Map<number, number[]>();
+  lb.targets.forEach((t, index) => {
+    if (t.type !== "label_selector") return;
+    const selector = parseLabelSelector(t.label_selector!.selector);
+    const ids = [...world.servers.values()]
+      .filter((s) => selector.matches(s.labels) && s.location.network_zone === lb.location.network_zone)
+      .map((s) => s.id)
+      .sort((a, b) => a - b);
+    const mine: number[] = [];
+    for (const id of ids) {
+      if (direct.has(id) || taken.has(id)) {
+        mine.push(id);
+        continue;
+      }
+      if (room <= 0) continue;
+      room--;
+      taken.add(id);
+      mine.push(id);
+    }
+    out.set(index, mine);
+  });
+  return { byTarget: out, count: taken.size };
 }
 
 /** The LB as the API shows it: label-selector targets resolved, health per service port. */
 export function renderLoadBalancer(world: World, lb: LoadBalancer): LoadBalancer {
   const health = () => lb.services.map((s) => ({ listen_port: s.listen_port, status: "healthy" as const }));
   const out = structuredClone(lb);
-  out.targets = lb.targets.map((t) => {
+  const resolved = resolveSelectors(world, lb).byTarget;
+  out.targets = lb.targets.map((t, index) => {
     if (t.type === "label_selector") {
-      const selector = parseLabelSelector(t.label_selector!.selector);
-      const servers = [...world.servers.values()].filter((s) =>
-        selector.matches(s.labels) && s.location.network_zone === lb.location.network_zone
-      );
       return {
         ...t,
-        targets: servers.map((s) => ({
+        targets: (resolved.get(index) ?? []).map((id) => ({
           type: "server",
-          server: { id: s.id },
+          server: { id },
           health_status: health(),
           use_private_ip: t.use_private_ip,
         })),

@@ -9,11 +9,11 @@ import { LOAD_BALANCER_TYPES, LOCATIONS } from "./catalog.ts";
 import {
   addService,
   addTarget,
+  directTargetCount,
   readService,
   readTarget,
   renderLoadBalancer,
   sameTarget,
-  targetCount,
 } from "./lb_model.ts";
 import { actionReply, byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";
@@ -224,14 +224,14 @@ export function loadBalancerRoutes(): SimRoute[] {
       r.done();
       lb.algorithm = { type: type as "round_robin" };
     }),
-    act("change_type", (r, lb, world) => {
+    act("change_type", (r, lb) => {
       const name = r.idOrName("load_balancer_type", {
         required: true,
         check: (v) => findType(v) ? undefined : "load balancer type not found",
       });
       r.done();
       const type = findType(name!)!;
-      if (targetCount(world, lb) > type.max_targets || lb.services.length > type.max_services) {
+      if (directTargetCount(lb) > type.max_targets || lb.services.length > type.max_services) {
         throw faults.code(
           403,
           "resource_limit_exceeded",
