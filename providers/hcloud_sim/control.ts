@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { BodyReader } from "./http_kit.ts";
+import { BodyReader, faults } from "./http_kit.ts";
 import { byId, route, type SimRoute } from "./router.ts";
 import type { Faults, Simulator } from "./simulator.ts";
 import type { ServerSeed } from "./world.ts";
+import type { RobotServerSeed } from "./robot.ts";
 
 /** A seed document: networks first, then servers (which may attach to them). */
 export interface SeedState {
@@ -18,6 +19,8 @@ export interface SeedState {
     routes?: { destination: string; gateway: string }[];
   }[];
   servers?: ServerSeed[];
+  /** Dedicated servers in Robot. */
+  robot_servers?: RobotServerSeed[];
   /** Action duration in ms. */
   action_duration_ms?: number;
 }
@@ -48,6 +51,7 @@ export function applySeed(sim: Simulator, seed: SeedState): void {
     });
   }
   for (const s of seed.servers ?? []) world.addServer(s);
+  for (const s of seed.robot_servers ?? []) sim.robot.add(s);
   if (seed.action_duration_ms !== undefined) world.actionDurationMs = seed.action_duration_ms;
 }
 
@@ -68,6 +72,7 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
         volumes: [...sim.world.volumes.values()],
         floating_ips: [...sim.world.floatingIps.values()],
         placement_groups: [...sim.world.placementGroups.values()],
+        robot_servers: [...sim.robot.servers.values()],
       },
     })),
     route("POST", "/seed", (req) => {
@@ -105,6 +110,24 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
       // As the console does it: a detach and an attach action.
       sim.world.moveServerIp(s, network, ip);
       return { status: 200, body: { server: sim.render(s.id) } };
+    }),
+    // Robot: servers ordered or cancelled, powered off, and an outage of the whole webservice.
+    route("POST", "/robot/servers", (req) => ({
+      status: 201,
+      body: { server: sim.robot.add(req.body as RobotServerSeed) },
+    })),
+    route("DELETE", "/robot/servers/{number}", (_req, p) => {
+      if (!sim.robot.servers.delete(Number(p.number))) throw faults.notFound("robot server");
+      return { status: 204 };
+    }),
+    route("POST", "/robot/servers/{number}/power", (req, p) => {
+      if (!sim.robot.servers.has(Number(p.number))) throw faults.notFound("robot server");
+      sim.robot.power.set(Number(p.number), (req.body as { power?: string })?.power === "off" ? "off" : "on");
+      return { status: 204 };
+    }),
+    route("PUT", "/robot/outage", (req) => {
+      sim.robot.outage = (req.body as { status?: number })?.status || undefined;
+      return { status: 204 };
     }),
     route("PUT", "/faults", (req) => {
       const body = (req.body ?? {}) as Partial<Faults> & {

@@ -17,6 +17,7 @@ import { networkRoutes } from "./routes_networks.ts";
 import { loadBalancerRoutes } from "./routes_load_balancers.ts";
 import { type ServerSeed, World } from "./world.ts";
 import { controlRoutes } from "./control.ts";
+import { RobotSim } from "./robot.ts";
 
 const placeholders = (pattern: string) => pattern.split("{").length - 1;
 
@@ -80,6 +81,8 @@ export const DEFAULT_SIM_TOKEN = "sim".padEnd(64, "0123456789abcdef");
 /** A running simulator. */
 export class Simulator {
   readonly world = new World();
+  /** The Robot webservice under `/robot` (dedicated servers). */
+  readonly robot = new RobotSim();
   readonly audit: AuditEntry[] = [];
   faults: Faults = { rules: [], latencyMs: 0, rateLimitBurst: 0 };
   readonly tokens: Set<string>;
@@ -139,6 +142,11 @@ export class Simulator {
     return `${this.url}/v1`;
   }
 
+  /** The Robot webservice's base URL, for `ROBOT_ENDPOINT` (hrobot-go's `SetBaseURL`). */
+  get robotEndpoint(): string {
+    return `${this.url}/robot`;
+  }
+
   /** Stops the server. */
   async stop(): Promise<void> {
     await this.#server?.shutdown();
@@ -158,6 +166,7 @@ export class Simulator {
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname.startsWith("/_sim/")) return await this.#control_(request, url);
+    if (url.pathname.startsWith("/robot/")) return await this.robot.handle(request, url.pathname.slice(6));
     if (!url.pathname.startsWith("/v1/")) return json(404, faults.notFound("endpoint").body());
     const path = url.pathname.slice(3);
     const headers = new Headers({ "content-type": "application/json" });
