@@ -44,6 +44,14 @@ export const ENV_VARS = [
   "HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES",
   "HCLOUD_LOAD_BALANCERS_PRIVATE_SUBNET_IP_RANGE",
   "ROBOT_ENABLED",
+  "ROBOT_USER",
+  "ROBOT_USER_FILE",
+  "ROBOT_PASSWORD",
+  "ROBOT_PASSWORD_FILE",
+  "ROBOT_CACHE_TIMEOUT",
+  "ROBOT_RATE_LIMIT_WAIT_TIME",
+  "ROBOT_FORWARD_INTERNAL_IPS",
+  "ROBOT_ENDPOINT",
 ] as const;
 
 /** One of {@link ENV_VARS}: configuration code names variables by this type, so one missing from the list does not compile. */

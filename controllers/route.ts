@@ -56,6 +56,8 @@ class RouteController implements Controller {
   readonly #log = logger("route");
   readonly #minIntervalMs: number;
   #lastRun = 0;
+  /** Nodes (UIDs) already told why they get no route. */
+  readonly #toldUnroutable = new Set<string>();
   /** Nodes the last run skipped because their InternalIP was still coming. */
   #awaitingAddress = new Set<string>();
 
@@ -105,6 +107,21 @@ class RouteController implements Controller {
     const nodes = this.#ctx.informers.for(NODES).list().filter((n) => !n.metadata?.deletionTimestamp);
     const wanted: Wanted[] = [];
     for (const node of nodes) {
+      const unroutable = this.#routes.unroutable?.(node);
+      if (unroutable) {
+        // Said once per Node and process: the reason does not change while the Node exists.
+        if (!this.#toldUnroutable.has(node.metadata!.uid!)) {
+          this.#toldUnroutable.add(node.metadata!.uid!);
+          this.#recorder.event(
+            NODES,
+            node,
+            "Normal",
+            "RouteSkipped",
+            `No route for this Node: ${unroutable}`,
+          );
+        }
+        continue;
+      }
       for (const cidr of podCidrs(node)) {
         const parsed = parseCidr(cidr);
         if (!parsed) continue;

@@ -148,6 +148,11 @@ export interface Routes {
   createRoute(clusterName: string, nameHint: string, route: Route): Promise<void>;
   /** Deletes the route; succeeds when it is already gone. */
   deleteRoute(clusterName: string, route: Route): Promise<void>;
+  /**
+   * Optional: why no route can point at this Node (say, a machine outside the provider's network);
+   * such Nodes are skipped with an event instead of failing every run.
+   */
+  unroutable?(node: Node): string | undefined;
 }
 
 /** A cloud. Missing parts switch the matching controllers off. */

@@ -8,6 +8,7 @@ import { parseDuration } from "../../config/duration.ts";
 import { parseCidr } from "../../lib/cidr.ts";
 import type { EnvVar } from "../../config/env.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./server_labels.ts";
+import { readRobotConfig, type RobotConfig } from "./robot_config.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
 export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
@@ -62,6 +63,8 @@ export interface HcloudConfig {
   metricsEnabled: boolean;
   metricsAddress: string;
   loadBalancers: LoadBalancerDefaults;
+  /** `ROBOT_*`: dedicated root servers. */
+  robot: RobotConfig;
 }
 
 /** The public API endpoint. */
@@ -194,6 +197,7 @@ export async function readHcloudConfig(
     errors.push(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE: "${subnet}" is not a CIDR range`);
   }
 
+  const robot = await readRobotConfig(env, errors, bool);
   const config: HcloudConfig = {
     token: token ?? "",
     endpoint,
@@ -229,14 +233,12 @@ export async function readHcloudConfig(
       healthCheckRetries: int(`${lbPrefix}HEALTH_CHECK_RETRIES`),
       privateSubnetIpRange: subnet,
     },
+    robot,
   };
   if (config.loadBalancers.usePrivateIp && !config.network) {
     errors.push(
       `${lbPrefix}USE_PRIVATE_IP=true needs a network: set HCLOUD_NETWORK (private IPs live in a network)`,
     );
-  }
-  if (str("ROBOT_ENABLED") && bool("ROBOT_ENABLED", false)) {
-    errors.push("ROBOT_ENABLED: Robot (dedicated server) support is not implemented by deno-ccm");
   }
   return { config, errors, warnings };
 }

@@ -14,6 +14,11 @@ import type { ServerInfo } from "./shapes.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./server_labels.ts";
+import type { RobotServers } from "./robot_servers.ts";
+import type { RobotServerInfo } from "./robot_client.ts";
+import { robotMetadata } from "./robot_instances.ts";
+import { attachWarnings } from "../errors.ts";
+import { logger } from "../../lib/log.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const INIT_MAX_AGE_MS = 300_000;
@@ -34,15 +39,17 @@ const LEGACY_DATACENTER: Record<string, string> = {
 /** What a provider ID says. */
 export type ParsedProviderId =
   | { kind: "cloud"; id: number }
-  | { kind: "robot"; raw: string }
+  | { kind: "robot"; raw: string; number: number }
   | { kind: "foreign"; raw: string; why: string }
   | { kind: "none" };
 
-/** Parses `hcloud://<id>`; `hcloud://bm-<n>` and `hrobot://<n>` are Robot servers (not ours). */
+/** Parses `hcloud://<id>`; `hcloud://bm-<n>` (legacy, checked first) and `hrobot://<n>` are Robot servers. */
 export function parseProviderId(providerID: string | undefined): ParsedProviderId {
   if (!providerID) return { kind: "none" };
+  const robot = providerID.match(/^(?:hcloud:\/\/bm-|hrobot:\/\/)(\d{1,15})$/);
+  if (robot) return { kind: "robot", raw: providerID, number: Number(robot[1]) };
   if (providerID.startsWith("hcloud://bm-") || providerID.startsWith("hrobot://")) {
-    return { kind: "robot", raw: providerID };
+    return { kind: "foreign", raw: providerID, why: "is not a Robot provider ID (hrobot://<server number>)" };
   }
   const m = providerID.match(/^hcloud:\/\/(\d+)$/);
   if (!m) {
@@ -77,6 +84,12 @@ export interface InstancesOptions {
   /** Server label keys (or `prefix*`) kept in step as Node labels under `serverLabelPrefix`. */
   serverLabels?: string[];
   serverLabelPrefix?: string;
+  /** `ROBOT_ENABLED`: Robot Nodes are ours (without it they are left alone). */
+  robotEnabled?: boolean;
+  /** The Robot server list, when Robot credentials are configured. */
+  robot?: RobotServers;
+  /** `ROBOT_FORWARD_INTERNAL_IPS`. */
+  forwardInternalIps?: boolean;
 }
 
 /** See the module doc. */
@@ -97,7 +110,8 @@ export class HcloudInstances implements Instances {
    */
   async instanceExists(node: Node): Promise<boolean> {
     const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot" || parsed.kind === "foreign") return true; // not ours: never delete
+    if (parsed.kind === "robot") return await this.#robotExists(node, parsed.number);
+    if (parsed.kind === "foreign") return true; // not ours: never delete
     // Following action logs, the snapshot may not show a change made without one: ask directly.
     if (parsed.kind === "cloud" && this.#cache.refreshMode === "actions") {
       const started = Date.now();
@@ -109,6 +123,7 @@ export class HcloudInstances implements Instances {
     }
     const server = await this.#find(node);
     if (server) return true;
+    if (parsed.kind === "none" && await this.#robotByName(node)) return true;
     if (parsed.kind !== "cloud") {
       // Matched by name: confirm the miss with a direct lookup before a Node is deleted on it.
       for (const name of serverNames(node, this.#options.nodeNameSuffix)) {
@@ -135,7 +150,10 @@ export class HcloudInstances implements Instances {
   /** True when the server's status is `off` (other transitional states are not shutdown). */
   async instanceShutdown(node: Node): Promise<boolean> {
     const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot") return false;
+    if (parsed.kind === "robot") {
+      const robot = this.#options.robotEnabled ? this.#options.robot : undefined;
+      return robot ? (await robot.client.operatingStatus(parsed.number)) === "shut off" : false;
+    }
     // A shutdown from inside the server records no action: read it directly when following logs.
     const server = parsed.kind === "cloud" && this.#cache.refreshMode === "actions"
       ? await this.#cache.server(parsed.id)
@@ -147,14 +165,22 @@ export class HcloudInstances implements Instances {
   async instanceMetadata(node: Node): Promise<InstanceMetadata | undefined> {
     const parsed = parseProviderId(node.spec?.providerID);
     if (parsed.kind === "robot") {
-      throw new TerminalError(
-        `provider ID "${parsed.raw}" is a Robot server; Robot servers are not supported`,
-      );
+      const server = await this.#robotServer(node, parsed.number);
+      return server && robotMetadata(node, server, this.#robotOptions());
     }
     if (parsed.kind === "foreign") {
       throw new TerminalError(`provider ID "${parsed.raw}" ${parsed.why}; the Node is left alone`);
     }
     const server = await this.#find(node);
+    const robotServer = parsed.kind === "none" ? await this.#robotByName(node) : undefined;
+    if (server && robotServer) {
+      const message = `Node ${node.metadata?.name} could not be uniquely associated with a Cloud or Robot ` +
+        `server, as a server with this name exists in both APIs`;
+      const err = new Error(message);
+      attachWarnings(err, [{ reason: "InstanceLookupFailed", message }]);
+      throw err;
+    }
+    if (robotServer) return robotMetadata(node, robotServer, this.#robotOptions());
     if (!server) return undefined;
     const derived = server.ipv6Net ? ipv6HostOne(server.ipv6Net) : undefined;
     const { addresses: withIpv6, warnings } = applyExternalIpv6(
@@ -201,6 +227,60 @@ export class HcloudInstances implements Instances {
       addresses.push({ type: "InternalIP", address: privateIp });
     }
     return addresses;
+  }
+
+  #robotOptions() {
+    return {
+      addressFamily: this.#options.addressFamily,
+      forwardInternalIps: this.#options.forwardInternalIps ?? false,
+    };
+  }
+
+  /** The Robot list, or a TerminalError saying why Robot Nodes cannot be served. */
+  #robotList(): RobotServers {
+    if (!this.#options.robotEnabled) {
+      throw new TerminalError("the Node is a Robot server and Robot support is off (ROBOT_ENABLED)");
+    }
+    if (!this.#options.robot) {
+      throw new TerminalError(
+        "the Node is a Robot server and no Robot credentials are configured (ROBOT_USER, ROBOT_PASSWORD)",
+      );
+    }
+    return this.#options.robot;
+  }
+
+  /**
+   * The Robot server behind a Robot provider ID, when its name still is the Node's: a server renamed
+   * (Cluster API reuses them) no longer belongs to this Node, as in the official CCM.
+   */
+  async #robotServer(node: Node, number: number): Promise<RobotServerInfo | undefined> {
+    const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
+    const server = (await this.#robotList().get(created)).byNumber.get(number);
+    if (server && server.name !== node.metadata?.name) {
+      logger("hcloud").warning(
+        "Robot server {number} is named {server}, not {node}: it no longer matches the Node",
+        { number, server: server.name, node: node.metadata?.name },
+      );
+      return undefined;
+    }
+    return server;
+  }
+
+  /** A Robot server named like the Node, when Robot is on with credentials. */
+  async #robotByName(node: Node): Promise<RobotServerInfo | undefined> {
+    if (!this.#options.robotEnabled || !this.#options.robot) return undefined;
+    const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
+    return (await this.#options.robot.get(created)).byName.get(node.metadata?.name ?? "");
+  }
+
+  /** False only when a list read now lacks the server (or names it otherwise); errors never delete. */
+  async #robotExists(node: Node, number: number): Promise<boolean> {
+    if (!this.#options.robotEnabled || !this.#options.robot) return true; // cannot tell: never delete
+    if (await this.#robotServer(node, number)) return true;
+    if (!(await this.#options.robot.confirmedMissing(number))) {
+      return (await this.#robotServer(node, number)) !== undefined;
+    }
+    return false;
   }
 
   /**

@@ -145,6 +145,7 @@ export function serviceDiffers(desired: DesiredService, actual: ActualService): 
 export function desiredServerIds(
   nodes: Node[],
   spec: LoadBalancerSpec,
+  robotEnabled = false,
 ): { ids: number[]; warnings: LbWarning[] } {
   const selector = spec.nodeSelector ? parseLabelSelector(spec.nodeSelector) : undefined;
   const ids = new Set<number>();
@@ -153,7 +154,7 @@ export function desiredServerIds(
     if (selector && !selector.matches(node.metadata?.labels ?? {})) continue;
     const parsed = parseProviderId(node.spec?.providerID);
     if (parsed.kind === "cloud") ids.add(parsed.id);
-    else if (parsed.kind !== "none") {
+    else if (parsed.kind !== "none" && !(parsed.kind === "robot" && robotEnabled)) {
       warnings.push({
         reason: "UnknownProviderIDPrefix",
         message:

@@ -26,6 +26,7 @@ import { LbLookup } from "./lb_lookup.ts";
 import { existingOwners, sweepOrphans } from "./lb_inventory.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { parseLabelSelector } from "../../lib/label_selector.ts";
+import { type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
 import { parseProviderId } from "./instances.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
@@ -45,6 +46,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #labeler: ServerLabeler;
   #clusterId?: string;
   readonly #lookup: LbLookup;
+  readonly #robot: RobotTargetContext;
+  /** IP targets last applied per balancer name: a node-set change that leaves them alone costs nothing. */
+  readonly #appliedIps = new Map<string, string>();
 
   constructor(
     client: HcloudClient,
@@ -52,7 +56,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
     defaults: LoadBalancerDefaults,
     networkId: () => number | undefined,
     labeler: ServerLabeler,
+    robot: RobotTargetContext = { enabled: false },
   ) {
+    this.#robot = robot;
     this.#labeler = labeler;
     this.#client = client;
     this.#actions = actions;
@@ -108,8 +114,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
       : { ids: [], warnings: [] };
     warnings.push(...certificates.warnings);
     const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificates.ids);
-    const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec);
-    warnings.push(...serviceWarnings, ...targetWarnings);
+    const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
+    const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+    warnings.push(...serviceWarnings, ...targetWarnings, ...robotTargets.warnings);
     let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
     await this.#checkServiceLimit(spec, lb, services.length);
     const fields = checkServiceFields(service, spec, services.length);
@@ -130,6 +137,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
         ? this.#reconcileLabelTarget(lb, selector, spec)
         : this.#reconcileTargets(lb, ids, spec, warnings, nodes))) ||
       changed;
+    changed = (await this.#reconcileIpTargets(lb, robotTargets.ips, warnings)) || changed;
     if (changed) lb = await this.#lookup.get(lb.id);
     return { ingress: ingressOf(lb, spec), warnings };
   }
@@ -158,8 +166,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (!spec.nodeSelector && this.#clusterId) {
       const warnings: ProviderWarning[] = [];
       const type = (await this.#catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
-      warnTooManyTargets(desiredServerIds(nodes, spec).ids.length, type, warnings);
-      return { warnings, updated: false };
+      warnTooManyTargets(desiredServerIds(nodes, spec, this.#robot.enabled).ids.length, type, warnings);
+      const updated = await this.#updateRobotTargets(cluster, service, spec, nodes, warnings);
+      return { warnings, updated };
     }
     // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
     const lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec).catch(
@@ -168,9 +177,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
         throw err;
       },
     );
-    const { ids, warnings } = desiredServerIds(nodes, spec);
+    const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
+    const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+    warnings.push(...robotTargets.warnings);
     if (!lb) return { warnings, updated: false };
-    const changed = await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
+    let changed = await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
+    changed = (await this.#reconcileIpTargets(lb, robotTargets.ips, warnings)) || changed;
     return { warnings, updated: changed };
   }
 
@@ -519,13 +531,84 @@ export class HcloudLoadBalancers implements LoadBalancers {
       changed = true;
     }
     for (const target of lb.targets ?? []) {
-      if (mine(target) || target.label_selector?.selector === selector) continue;
+      // IP targets are Robot Nodes' (reconciled on their own).
+      if (mine(target) || target.label_selector?.selector === selector || target.type === "ip") continue;
       await this.#act(
         "remove target",
         api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
       );
       changed = true;
     }
+    return changed;
+  }
+
+  /** Label-selector balancers: Robot Nodes' IP targets follow the node set (no call when unchanged). */
+  async #updateRobotTargets(
+    cluster: string,
+    service: Service,
+    spec: LoadBalancerSpec,
+    nodes: Node[],
+    warnings: ProviderWarning[],
+  ): Promise<boolean> {
+    if (!this.#robot.enabled) return false;
+    const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+    warnings.push(...robotTargets.warnings);
+    const name = this.getLoadBalancerName(cluster, service);
+    if (this.#appliedIps.get(name) === [...robotTargets.ips.keys()].sort().join(",")) return false;
+    const lb = await this.#lookup.findOwned(name, service, spec).catch(
+      (err) => {
+        if (err instanceof TerminalError) return undefined;
+        throw err;
+      },
+    );
+    if (!lb) return false;
+    return await this.#reconcileIpTargets(lb, robotTargets.ips, warnings);
+  }
+
+  /** IP targets: Robot Nodes' added, others (no current Robot Node's) removed, as the official CCM does. */
+  async #reconcileIpTargets(
+    lb: LB,
+    wanted: Map<string, string>,
+    warnings: ProviderWarning[],
+  ): Promise<boolean> {
+    const api = this.#client.api;
+    const path = { params: { path: { id: lb.id } } };
+    let changed = false;
+    const present = new Set<string>();
+    for (const target of lb.targets ?? []) {
+      if (target.type !== "ip" || !target.ip) continue;
+      if (wanted.has(target.ip.ip)) {
+        present.add(target.ip.ip);
+        continue;
+      }
+      await this.#act(
+        "remove target",
+        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
+      );
+      changed = true;
+    }
+    for (const [ip, node] of wanted) {
+      if (present.has(ip)) continue;
+      try {
+        await this.#act(
+          "add target",
+          api.POST("/load_balancers/{id}/actions/add_target", {
+            ...path,
+            body: { type: "ip", ip: { ip }, use_private_ip: false },
+          }),
+        );
+        changed = true;
+      } catch (err) {
+        if (!(err instanceof CloudApiError && err.code === "resource_limit_exceeded")) throw err;
+        warnings.push({
+          reason: "MaxTargetsReached",
+          message:
+            `Node could not be added to load balancer ${lb.name} because the max number of targets has been reached`,
+          node,
+        });
+      }
+    }
+    this.#appliedIps.set(lb.name, [...wanted.keys()].sort().join(","));
     return changed;
   }
 
@@ -548,6 +631,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     let changed = false;
     const keep = new Set<number>();
     for (const target of lb.targets ?? []) {
+      if (target.type === "ip") continue; // Robot Nodes' (reconciled on their own)
       const serverId = target.type === "server" ? target.server?.id : undefined;
       if (
         serverId !== undefined && wanted.has(serverId) &&
@@ -619,4 +703,11 @@ function targetRef(target: NonNullable<LB["targets"]>[number]) {
     : target.type === "ip"
     ? { type: "ip" as const, ip: { ip: target.ip!.ip } }
     : { type: "label_selector" as const, label_selector: { selector: target.label_selector!.selector } };
+}
+
+/** The Nodes the Service's `node-selector` admits (all without one). */
+function selectedNodes(nodes: Node[], spec: LoadBalancerSpec): Node[] {
+  if (!spec.nodeSelector) return nodes;
+  const selector = parseLabelSelector(spec.nodeSelector);
+  return nodes.filter((n) => selector.matches(n.metadata?.labels ?? {}));
 }

@@ -20,6 +20,8 @@ import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 import { ConfigError } from "../../config/config_error.ts";
 import { countOperations, OPERATIONS } from "./op_metrics.ts";
+import { RobotClient } from "./robot_client.ts";
+import { RobotServers } from "./robot_servers.ts";
 
 /** See the module doc. */
 export class HcloudProvider implements CloudProvider {
@@ -40,6 +42,8 @@ export class HcloudProvider implements CloudProvider {
   readonly #instanceOptions: InstancesOptions;
 
   readonly #credentials: Credentials;
+  /** The Robot server list, when Robot is enabled with credentials. */
+  readonly robot?: RobotServers;
 
   constructor(config: HcloudConfig, registry?: Registry, userAgent = "deno-ccm") {
     this.config = config;
@@ -61,7 +65,24 @@ export class HcloudProvider implements CloudProvider {
       metrics: registry,
     });
     this.actions = new ActionWaiter(this.client);
+    const robot = config.robot;
+    if (robot.enabled && robot.user && robot.password) {
+      this.robot = new RobotServers(
+        new RobotClient({
+          endpoint: robot.endpoint,
+          user: robot.user,
+          password: robot.password,
+          rateLimitWaitMs: robot.rateLimitWaitMs,
+          userAgent,
+          metrics: registry,
+        }),
+        robot.cacheTimeoutMs,
+      );
+    }
     this.#instanceOptions = {
+      robotEnabled: robot.enabled,
+      robot: this.robot,
+      forwardInternalIps: robot.forwardInternalIps,
       addressFamily: config.addressFamily,
       zoneLabelEnabled: config.zoneLabelEnabled,
       nodeNameSuffix: config.nodeNameSuffix,
@@ -81,6 +102,7 @@ export class HcloudProvider implements CloudProvider {
           config.loadBalancers,
           () => this.networkId,
           new ServerLabeler(this.client, this.cache),
+          { enabled: config.robot.enabled, servers: this.robot },
         ),
         OPERATIONS.loadBalancers,
         registry,
@@ -97,7 +119,7 @@ export class HcloudProvider implements CloudProvider {
 
   /** Why the cloud cannot be used now: the API rejecting the token (never the token itself). */
   problem(): string | undefined {
-    return this.#credentials.problem();
+    return this.#credentials.problem() ?? this.robot?.client.problem();
   }
 
   /** Checks the token (`GET /locations`, as the official CCM does) and resolves `HCLOUD_NETWORK`. */
@@ -148,5 +170,10 @@ export class HcloudProvider implements CloudProvider {
       this.#instanceOptions.networkId = this.networkId;
       logger("hcloud").info("using network {name} ({id})", { name: network.name, id: network.id });
     }
+    // Robot credentials are checked (and the list cached) now; rejected ones turn /readyz false
+    // with the reason, and Robot Nodes wait, but the Cloud side runs on.
+    await this.robot?.get().catch((err) =>
+      logger("hcloud").warning("Robot: {error}", { error: (err as Error).message })
+    );
   }
 }

@@ -11,6 +11,8 @@ import type { HcloudClient } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import { type NetworkInfo, toNetworkInfo } from "./shapes.ts";
 import { cidrContains, parseCidr } from "../../lib/cidr.ts";
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import { parseProviderId } from "./instances.ts";
 
 /** See the module doc. `networkId` is read when used, since it is resolved at initialization. */
 export class HcloudRoutes implements Routes {
@@ -23,6 +25,13 @@ export class HcloudRoutes implements Routes {
     this.#client = client;
     this.#actions = actions;
     this.#networkId = networkId;
+  }
+
+  /** Robot Nodes are not in the Cloud network: routes cannot use them as a gateway. */
+  unroutable(node: Node): string | undefined {
+    return parseProviderId(node.spec?.providerID).kind === "robot"
+      ? "the Node is a Robot server, which a Hetzner Cloud network route cannot point at; its pods need the CNI's own routing (or a vSwitch)"
+      : undefined;
   }
 
   /** Every route of the network; the gateway is reported as the target's InternalIP. */
