@@ -128,6 +128,9 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
     assertEquals(container(o).image, "registry.example.com/mirror/deno-ccm:0.1.0");
     assert(container(o).args.includes("--cluster-cidr=10.244.0.0/16,fd00:10:244::/56"));
     assert(container(o).args.includes("--secure-port=10300"));
+    const env = container(o).env as { name: string; value?: string }[];
+    assertEquals(env.find((e) => e.name === "ROBOT_ENABLED")?.value, "true", "robot.enabled sets ROBOT_ENABLED");
+    assert(env.some((e) => e.name === "ROBOT_PASSWORD"), "the Robot credentials come from the Secret");
     const rule = one(o, "PrometheusRule");
     const budget = rule.spec.groups[0].rules.find((r: Rendered) => r.alert === "DenoCcmCloudApiBudgetLow");
     assertEquals(budget.expr, "min(hcloud_api_ratelimit_remaining) < 500");
@@ -195,7 +198,6 @@ Deno.test({
         const cases: [string[], RegExp][] = [
           [["kind=Job"], /\/kind.*Deployment.*DaemonSet/],
           [["networking.enabled=true", "networking.clusterCIDR=10.244.0.0"], /networking\/clusterCIDR/],
-          [["robot.enabled=true"], /robot\.enabled/],
           [["replicaCount=0"], /replicaCount/],
           [["monitoring.enable=true"], /additional properties 'enable'/],
         ];

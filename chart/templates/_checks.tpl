@@ -3,9 +3,6 @@ Install-time checks with messages naming the value. Secrets are looked up only w
 rendered against a cluster (helm install/upgrade); `helm template` cannot see them.
 */}}
 {{- define "deno-ccm.checks" -}}
-{{- if .Values.robot.enabled }}
-{{- fail "robot.enabled: Robot (dedicated) servers are not supported by deno-ccm yet; set robot.enabled=false" }}
-{{- end }}
 {{- if .Values.networking.enabled }}
 {{- range $cidr := splitList "," .Values.networking.clusterCIDR }}
 {{- if not (regexMatch "^([0-9]{1,3}\\.){3}[0-9]{1,3}/[0-9]{1,2}$|^[0-9a-fA-F:]+:[0-9a-fA-F:]*/[0-9]{1,3}$" (trim $cidr)) }}

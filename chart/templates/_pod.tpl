@@ -87,6 +87,10 @@ spec:
         - name: HCLOUD_NETWORK
           {{- include "deno-ccm.envSource" (list . .Values.networking.network) | nindent 10 }}
         {{- end }}
+        {{- if .Values.robot.enabled }}
+        - name: ROBOT_ENABLED
+          value: "true"
+        {{- end }}
         {{- if not .Values.monitoring.enabled }}
         - name: HCLOUD_METRICS_ENABLED
           value: "false"
