@@ -1,10 +1,10 @@
 /**
  * `deno task bench`: the CCM as its own process against a real kube-apiserver and the simulator
- * (API latency 50 ms, actions 1 s), in five scenarios; writes bench/report.json, bench/report.md
+ * (API latency 50 ms, actions 1 s), in six scenarios; writes bench/report.json, bench/report.md
  * and bench/convergence.svg.
  *
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
- *                   [--latency-ms 50] [--action-ms 1000] [--only burst_join,churn]
+ *                   [--latency-ms 50] [--action-ms 1000] [--robot-minutes 10] [--only burst_join,churn]
  *
  * @module
  */
@@ -17,8 +17,9 @@ import { createNodes, createServices, ingressCount, initTimes, quantile, waitFor
 import { headline, type RefreshMode, steadyStateMatrix } from "./steady_state.ts";
 import { faultsScenario } from "./faults.ts";
 import { benchEnvironment } from "./environment.ts";
+import { robotMixScenario } from "./robot_mix.ts";
 
-const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults"];
+const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults", "robot_mix"];
 const { values } = parseArgs({
   args: Deno.args,
   options: {
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     only: { type: "string", default: SCENARIOS.join(",") },
     "steady-nodes": { type: "string", default: "100,1000,5000" },
     "steady-refresh": { type: "string", default: "actions,list" },
+    "robot-minutes": { type: "string", default: "10" },
   },
 });
 setupLogging({ level: "warning", format: "text" });
@@ -177,6 +179,11 @@ if (only.has("faults")) {
     "faults: Service cycles and node changes under faults, SIGKILLs and apiserver restarts ...",
   );
   results.faults = await faultsScenario(LATENCY, ACTION);
+}
+
+if (only.has("robot_mix")) {
+  console.log("robot_mix: 200 Robot Nodes join a cluster of 20 Cloud Nodes and 5 balancers ...");
+  results.robot_mix = await robotMixScenario(LATENCY, ACTION, Number(values["robot-minutes"]));
 }
 
 const report = await writeReport(results, { latencyMs: LATENCY, actionMs: ACTION });

@@ -26,6 +26,8 @@ export async function benchEnvironment(
      * for a while: labelling 5000 servers (one request each) alone outlasts the hourly API budget.
      */
     prelabelled?: boolean;
+    /** Dedicated servers `bm-<i>` in the simulator's Robot, with Robot enabled in the CCM. */
+    robotServers?: number;
   },
 ) {
   const cluster = await TestCluster.start();
@@ -47,6 +49,15 @@ export async function benchEnvironment(
       }),
     ),
   });
+  for (let i = 0; i < (options.robotServers ?? 0); i++) sim.robot.add({ server_name: `bm-${i}` });
+  const robotEnv: Record<string, string> = options.robotServers
+    ? {
+      ROBOT_ENABLED: "true",
+      ROBOT_USER: "robot-user",
+      ROBOT_PASSWORD: "robot-password",
+      ROBOT_ENDPOINT: sim.robotEndpoint,
+    }
+    : {};
   if (options.prelabelled) {
     const admin = await adminClient(cluster);
     const uid = (await admin.get(NAMESPACES, "kube-system")).metadata!.uid!;
@@ -67,6 +78,7 @@ export async function benchEnvironment(
     HCLOUD_LOAD_BALANCERS_TYPE: "lb31",
     // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
     HCLOUD_NETWORK_ROUTES_ENABLED: "false",
+    ...robotEnv,
     ...options.env,
   }, { denoArgs: options.denoArgs });
   const client = await adminClient(cluster);

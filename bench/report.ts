@@ -28,6 +28,7 @@ const TARGETS: Record<string, string> = {
   lb_rollout: "≤ 60 s",
   churn: "≤ 30 s, ≤ 2 requests per node change",
   faults: "converged ≤ 120 s after the faults stop, no leak, no live Node deleted",
+  robot_mix: "200 Robot Nodes join and steady state well inside Robot's 200 server lists/hour",
 };
 
 /** Writes the three files next to this module and returns report.json's content. */
@@ -72,6 +73,7 @@ export async function writeReport(
       "",
       ...faultsSummary(results.faults),
       ...steadyMatrix(results.steady_state),
+      ...robotSummary(results.robot_mix),
       "![convergence](convergence.svg)",
       "",
     ].join("\n"),
@@ -106,6 +108,22 @@ function chart(results: Record<string, ScenarioResult>): string {
 ${lines.join("\n")}
 </svg>
 `;
+}
+
+/** The mixed Cloud and Robot scenario in words. */
+function robotSummary(r: ScenarioResult | undefined): string[] {
+  if (!r) return [];
+  return [
+    `## Mixed cluster: ${r.cloud_nodes} Cloud Nodes, ${r.robot_nodes} Robot Nodes joining at once`,
+    "",
+    `All Robot Nodes initialized in ${r.seconds_init_all} s (p50 ${r.seconds_init_p50} s); every balancer ` +
+    `targeted its Robot Nodes' IPs after ${r.seconds_until_targets} s. Robot requests during the join: ` +
+    `${r.robot_requests_join} (${r.robot_requests_per_joining_node} per joining Node; ` +
+    `${JSON.stringify(r.robot_requests_by_route)} over the whole run), Robot rate-limit answers: ` +
+    `${r.robot_rate_limited}. Idle for ${r.observed_minutes} min: ${r.robot_requests_per_hour_steady} Robot ` +
+    `requests/hour, against Robot's limit of ${r.robot_server_list_limit_per_hour} server lists/hour.`,
+    "",
+  ];
 }
 
 /** The faults scenario in words: what was thrown at the CCM, and how it ended. */

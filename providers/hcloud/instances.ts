@@ -14,7 +14,7 @@ import type { ServerInfo } from "./shapes.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./server_labels.ts";
-import type { RobotServers } from "./robot_servers.ts";
+import type { RobotServers, RobotSnapshot } from "./robot_servers.ts";
 import type { RobotServerInfo } from "./robot_client.ts";
 import { robotMetadata } from "./robot_instances.ts";
 import { attachWarnings } from "../errors.ts";
@@ -254,8 +254,7 @@ export class HcloudInstances implements Instances {
    * (Cluster API reuses them) no longer belongs to this Node, as in the official CCM.
    */
   async #robotServer(node: Node, number: number): Promise<RobotServerInfo | undefined> {
-    const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
-    const server = (await this.#robotList().get(created)).byNumber.get(number);
+    const server = (await this.#robotRead(node, (s) => s.byNumber.get(number))).byNumber.get(number);
     if (server && server.name !== node.metadata?.name) {
       logger("hcloud").warning(
         "Robot server {number} is named {server}, not {node}: it no longer matches the Node",
@@ -269,8 +268,20 @@ export class HcloudInstances implements Instances {
   /** A Robot server named like the Node, when Robot is on with credentials. */
   async #robotByName(node: Node): Promise<RobotServerInfo | undefined> {
     if (!this.#options.robotEnabled || !this.#options.robot) return undefined;
+    const name = node.metadata?.name ?? "";
+    return (await this.#robotRead(node, (s) => s.byName.get(name))).byName.get(name);
+  }
+
+  /**
+   * The cached Robot list, read again only when it misses what the Node needs and is older than the
+   * Node (a server renamed just before its Node joined): Robot allows 200 lists an hour, and a
+   * dedicated server is ordered long before its Node exists, so a burst of joins shares one list.
+   */
+  async #robotRead(node: Node, has: (s: RobotSnapshot) => unknown): Promise<RobotSnapshot> {
+    const robot = this.#robotList();
+    const snapshot = await robot.get();
     const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
-    return (await this.#options.robot.get(created)).byName.get(node.metadata?.name ?? "");
+    return has(snapshot) || snapshot.at >= created ? snapshot : await robot.get(created);
   }
 
   /** False only when a list read now lacks the server (or names it otherwise); errors never delete. */
