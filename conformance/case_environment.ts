@@ -120,7 +120,11 @@ export class CaseEnvironment {
   /** Seeds networks, servers and certificates (load balancers come separately). */
   async seedWorld(): Promise<void> {
     const seed = this.testCase.seed;
-    await this.call("POST", "/_sim/seed", { networks: seed.networks ?? [], servers: seed.servers ?? [] });
+    await this.call("POST", "/_sim/seed", {
+      networks: seed.networks ?? [],
+      servers: seed.servers ?? [],
+      robot_servers: seed.robot_servers ?? [],
+    });
     this.rememberServers();
     for (const cert of seed.certificates ?? []) {
       const managed = cert.type === "managed";
@@ -262,6 +266,9 @@ export class CaseEnvironment {
       HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
       HCLOUD_ENDPOINT: this.endpoint,
       HETZNER_ENDPOINT: this.endpoint,
+      ROBOT_ENDPOINT: this.endpoint.replace(/\/v1$/, "/robot"),
+      ROBOT_USER: "robot-user",
+      ROBOT_PASSWORD: "robot-password",
       HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK: "true",
       HCLOUD_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       ...this.testCase.env,
@@ -333,6 +340,14 @@ export class CaseEnvironment {
       case "label_node":
         await this.client.patch(NODES, nodeOf(""), "merge", { metadata: { labels: step.labels } });
         return;
+      case "delete_robot_server": {
+        const name = step.server as string;
+        const server = [...this.sim.robot.servers.values()].find((s) => s.server_name === name);
+        if (!server) throw new Error(`no Robot server named ${name}`);
+        await this.call("DELETE", `/_sim/robot/servers/${server.server_number}`);
+        await this.#nodeUnknown(nodeOf(name));
+        return;
+      }
       case "node_not_ready":
         await this.#nodeUnknown(nodeOf(""));
         return;

@@ -104,6 +104,8 @@ export interface Case {
       labels?: Record<string, string>;
     }[];
     load_balancers?: LoadBalancerSeed[];
+    /** Dedicated servers in the simulator's Robot (our cases only: HCCM's recordings have none). */
+    robot_servers?: SeedState["robot_servers"];
   };
   nodes: NodeSpec[];
   services_before_ccm?: boolean;

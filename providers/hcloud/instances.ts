@@ -287,7 +287,12 @@ export class HcloudInstances implements Instances {
   /** False only when a list read now lacks the server (or names it otherwise); errors never delete. */
   async #robotExists(node: Node, number: number): Promise<boolean> {
     if (!this.#options.robotEnabled || !this.#options.robot) return true; // cannot tell: never delete
-    if (await this.#robotServer(node, number)) return true;
+    // Asked for a NotReady Node: once per transition, a list taken after it (a server cancelled just
+    // before its kubelet stopped is seen at once, not after the cache timeout).
+    const ready = (node.status?.conditions ?? []).find((c) => c.type === "Ready");
+    const since = ready && ready.status !== "True" ? Date.parse(ready.lastTransitionTime ?? "") || 0 : 0;
+    const server = (await this.#options.robot.get(since)).byNumber.get(number);
+    if (server?.name === node.metadata?.name) return true;
     if (!(await this.#options.robot.confirmedMissing(number))) {
       return (await this.#robotServer(node, number)) !== undefined;
     }
