@@ -8,6 +8,7 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { ProviderWarning } from "../provider.ts";
+import { CloudApiError } from "../errors.ts";
 import { parseProviderId } from "./instances.ts";
 import type { RobotServers } from "./robot_servers.ts";
 
@@ -68,4 +69,54 @@ export async function robotTargetIps(
     ips.set(usePrivateIp && internal ? internal : server.ipv4, name);
   }
   return { ips, warnings };
+}
+
+/** The two target writes and where to remember what was applied (the balancer code owns the calls). */
+export interface IpTargetWrites {
+  remove(ip: string): Promise<void>;
+  add(ip: string): Promise<void>;
+  /** The IP targets present afterwards, sorted and comma-joined. */
+  applied(ips: string): void;
+}
+
+/**
+ * IP targets of `lb` made `wanted` (IP → Node name): others (no current Robot Node's) removed, missing
+ * ones added; a full balancer is a `MaxTargetsReached` warning on the Node, as in the official CCM.
+ */
+export async function reconcileIpTargets(
+  lb: { name: string; targets?: { type: string; ip?: { ip: string } | null }[] },
+  wanted: Map<string, string>,
+  warnings: ProviderWarning[],
+  writes: IpTargetWrites,
+): Promise<boolean> {
+  let changed = false;
+  const present = new Set<string>();
+  for (const target of lb.targets ?? []) {
+    if (target.type !== "ip" || !target.ip) continue;
+    if (wanted.has(target.ip.ip)) {
+      present.add(target.ip.ip);
+      continue;
+    }
+    await writes.remove(target.ip.ip);
+    changed = true;
+  }
+  for (const [ip, node] of wanted) {
+    if (present.has(ip)) continue;
+    try {
+      await writes.add(ip);
+      present.add(ip);
+      changed = true;
+    } catch (err) {
+      if (!(err instanceof CloudApiError && err.code === "resource_limit_exceeded")) throw err;
+      warnings.push({
+        reason: "MaxTargetsReached",
+        message:
+          `Node could not be added to load balancer ${lb.name} because the max number of targets has been reached`,
+        node,
+      });
+    }
+  }
+  // What is there now: a target that did not fit is tried again at the next node-set change.
+  writes.applied([...present].sort().join(","));
+  return changed;
 }

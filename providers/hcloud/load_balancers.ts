@@ -26,7 +26,7 @@ import { LbLookup } from "./lb_lookup.ts";
 import { existingOwners, sweepOrphans } from "./lb_inventory.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { parseLabelSelector } from "../../lib/label_selector.ts";
-import { type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
+import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
 import { parseProviderId } from "./instances.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
@@ -565,51 +565,28 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return await this.#reconcileIpTargets(lb, robotTargets.ips, warnings);
   }
 
-  /** IP targets: Robot Nodes' added, others (no current Robot Node's) removed, as the official CCM does. */
-  async #reconcileIpTargets(
-    lb: LB,
-    wanted: Map<string, string>,
-    warnings: ProviderWarning[],
-  ): Promise<boolean> {
-    const api = this.#client.api;
+  /** IP targets: Robot Nodes' added, others removed (see lb_robot_targets.ts). */
+  #reconcileIpTargets(lb: LB, wanted: Map<string, string>, warnings: ProviderWarning[]): Promise<boolean> {
     const path = { params: { path: { id: lb.id } } };
-    let changed = false;
-    const present = new Set<string>();
-    for (const target of lb.targets ?? []) {
-      if (target.type !== "ip" || !target.ip) continue;
-      if (wanted.has(target.ip.ip)) {
-        present.add(target.ip.ip);
-        continue;
-      }
-      await this.#act(
-        "remove target",
-        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
-      );
-      changed = true;
-    }
-    for (const [ip, node] of wanted) {
-      if (present.has(ip)) continue;
-      try {
-        await this.#act(
+    return reconcileIpTargets(lb, wanted, warnings, {
+      remove: (ip) =>
+        this.#act(
+          "remove target",
+          this.#client.api.POST("/load_balancers/{id}/actions/remove_target", {
+            ...path,
+            body: { type: "ip", ip: { ip } },
+          }),
+        ),
+      add: (ip) =>
+        this.#act(
           "add target",
-          api.POST("/load_balancers/{id}/actions/add_target", {
+          this.#client.api.POST("/load_balancers/{id}/actions/add_target", {
             ...path,
             body: { type: "ip", ip: { ip }, use_private_ip: false },
           }),
-        );
-        changed = true;
-      } catch (err) {
-        if (!(err instanceof CloudApiError && err.code === "resource_limit_exceeded")) throw err;
-        warnings.push({
-          reason: "MaxTargetsReached",
-          message:
-            `Node could not be added to load balancer ${lb.name} because the max number of targets has been reached`,
-          node,
-        });
-      }
-    }
-    this.#appliedIps.set(lb.name, [...wanted.keys()].sort().join(","));
-    return changed;
+        ),
+      applied: (ips) => this.#appliedIps.set(lb.name, ips),
+    });
   }
 
   /** Server targets: removes foreign and stale ones (or ones with the wrong private-IP flag), adds missing ones. */
