@@ -28,6 +28,7 @@ import { TerminalError, warningsOf } from "../providers/errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
+import { reconcilePolicy } from "./reconcile_policy.ts";
 
 /** The component name on events. */
 export const NODE_COMPONENT = "cloud-node-controller";
@@ -77,6 +78,7 @@ class NodeController implements Controller {
         this.#queue,
         this.#ctx.flags.concurrentNodeSyncs,
         (name) => withPriority("node", () => this.#sync(name)),
+        reconcilePolicy,
       ),
       withPriority("refresh", () => this.#refreshLoop(signal)),
     ]);
@@ -160,7 +162,6 @@ class NodeController implements Controller {
       });
     } catch (err) {
       // The Node changed since we read it: the informer brings the new version and we sync again.
-      if (err instanceof KubeApiError && err.isConflict) throw Object.assign(err, { retryAfterMs: 100 });
       if (err instanceof KubeApiError && err.isNotFound) return;
       throw err;
     }

@@ -19,6 +19,7 @@ import { type Cidr, cidrContains, formatIp, lastAddress, parseCidr } from "../li
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { hasTaint, UNINITIALIZED_TAINT } from "./node_metadata.ts";
+import { reconcilePolicy } from "./reconcile_policy.ts";
 
 /** The component name on events. */
 export const ROUTE_COMPONENT = "route_controller";
@@ -94,7 +95,7 @@ class RouteController implements Controller {
       this.#queue.shutDown();
     }, { once: true });
     this.#trigger();
-    await runWorkers(this.#queue, 1, () => withPriority("route", () => this.#reconcile()));
+    await runWorkers(this.#queue, 1, () => withPriority("route", () => this.#reconcile()), reconcilePolicy);
   }
 
   #trigger(): void {

@@ -5,7 +5,7 @@
  * load balancer whose eligible node set (by name and provider ID) changed.
  *
  * Services are synced when their spec, annotations or deletion state change, not on resyncs, so an
- * unchanged cluster costs no cloud calls. Invalid input (a {@link TerminalError}) is reported as a
+ * unchanged cluster costs no cloud calls. Invalid input (a `TerminalError`) is reported as a
  * Warning event and retried only when the Service changes.
  *
  * @module
@@ -17,9 +17,10 @@ import { KubeApiError } from "../kube/errors.ts";
 import { NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
-import { TerminalError, warningsOf } from "../providers/errors.ts";
+import { warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
+import { reconcilePolicy } from "./reconcile_policy.ts";
 
 /** The finalizer that guarantees cleanup in the cloud. */
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -151,6 +152,7 @@ class ServiceController implements Controller {
         this.#queue,
         this.#ctx.flags.concurrentServiceSyncs,
         (key) => withPriority("loadbalancer", () => this.#sync(key)),
+        reconcilePolicy,
       ),
       runWorkers(
         this.#nodeQueue,
@@ -160,6 +162,7 @@ class ServiceController implements Controller {
             "loadbalancer",
             () => key === SWEEP ? this.#sweep() : key === VERIFY ? this.#verify() : this.#syncNodes(),
           ),
+        reconcilePolicy,
       ),
     ]);
   }
@@ -246,8 +249,7 @@ class ServiceController implements Controller {
         "SyncLoadBalancerFailed",
         `Error syncing load balancer: ${(err as Error).message}`,
       );
-      if (err instanceof TerminalError) return; // retried when the Service changes
-      throw err;
+      throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
     this.#warn(svc, result.warnings);
     if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress)) {
@@ -391,7 +393,6 @@ class ServiceController implements Controller {
       }, { namespace: svc.metadata!.namespace, subresource: "status" });
       return true;
     } catch (err) {
-      if (err instanceof KubeApiError && err.isConflict) throw Object.assign(err, { retryAfterMs: 200 });
       if (err instanceof KubeApiError && err.isNotFound) return false;
       throw err;
     }

@@ -31,6 +31,16 @@ function hasRetryAfter(err: unknown): err is RetryAfter {
   return typeof (err as RetryAfter)?.retryAfterMs === "number";
 }
 
+/**
+ * How a failed reconcile is retried: after a fixed delay (a conflict, a busy resource, a server's
+ * Retry-After), not at all until the object changes (`"forget"`: input that retrying cannot fix), or,
+ * when `undefined`, with the queue's per-key exponential backoff.
+ */
+export type RetryPolicy = (err: unknown) => { afterMs: number } | "forget" | undefined;
+
+/** The default: only errors carrying `retryAfterMs` get a fixed delay. */
+const defaultPolicy: RetryPolicy = (err) => hasRetryAfter(err) ? { afterMs: err.retryAfterMs } : undefined;
+
 /** The queue. Keys are strings such as `namespace/name`. */
 export class WorkQueue {
   readonly name: string;
@@ -178,13 +188,15 @@ export class WorkQueue {
 
 /**
  * Runs `count` workers that take keys from `queue` and call `reconcile`. Success forgets the key's
- * failures (a returned {@link Requeue} schedules it again); an error with `retryAfterMs` re-queues
- * after that delay; any other error re-queues with backoff. Resolves when the queue shuts down.
+ * failures (a returned {@link Requeue} schedules it again); a failure is retried as `policy` says
+ * (by default: after `retryAfterMs` when the error has one, else with backoff). Resolves when the
+ * queue shuts down.
  */
 export async function runWorkers(
   queue: WorkQueue,
   count: number,
   reconcile: (key: string) => Promise<Requeue | void>,
+  policy: RetryPolicy = defaultPolicy,
 ): Promise<void> {
   const log = logger("workqueue", queue.name);
   const worker = async () => {
@@ -197,9 +209,13 @@ export async function runWorkers(
         if (result?.requeueAfterMs) queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        if (hasRetryAfter(err)) {
-          log.info("{key}: {error}; retrying in {ms} ms", { key, error: message, ms: err.retryAfterMs });
-          queue.addAfter(key, err.retryAfterMs);
+        const retry = policy(err);
+        if (retry === "forget") {
+          log.info("{key}: {error}; not retried until it changes", { key, error: message });
+          queue.forget(key);
+        } else if (retry) {
+          log.info("{key}: {error}; retrying in {ms} ms", { key, error: message, ms: retry.afterMs });
+          queue.addAfter(key, retry.afterMs);
         } else {
           log.warning("{key}: {error} (retry {n})", { key, error: message, n: queue.retries(key) + 1 });
           queue.addRateLimited(key);
