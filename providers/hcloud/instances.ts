@@ -14,11 +14,9 @@ import type { ServerInfo } from "./shapes.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./server_labels.ts";
-import type { RobotServers, RobotSnapshot } from "./robot_servers.ts";
-import type { RobotServerInfo } from "./robot_client.ts";
-import { robotMetadata } from "./robot_instances.ts";
+import type { RobotServers } from "./robot_servers.ts";
+import { RobotInstances } from "./robot_instances.ts";
 import { attachWarnings } from "../errors.ts";
-import { logger } from "../../lib/log.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const INIT_MAX_AGE_MS = 300_000;
@@ -97,11 +95,19 @@ export class HcloudInstances implements Instances {
   readonly #cache: ServerCache;
   readonly #client: HcloudClient;
   readonly #options: InstancesOptions;
+  /** Robot Nodes, when `ROBOT_ENABLED`. */
+  readonly #robot?: RobotInstances;
 
   constructor(client: HcloudClient, cache: ServerCache, options: InstancesOptions) {
     this.#client = client;
     this.#cache = cache;
     this.#options = options;
+    if (options.robotEnabled) {
+      this.#robot = new RobotInstances(options.robot, {
+        addressFamily: options.addressFamily,
+        forwardInternalIps: options.forwardInternalIps ?? false,
+      });
+    }
   }
 
   /**
@@ -110,7 +116,7 @@ export class HcloudInstances implements Instances {
    */
   async instanceExists(node: Node): Promise<boolean> {
     const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot") return await this.#robotExists(node, parsed.number);
+    if (parsed.kind === "robot") return this.#robot ? await this.#robot.exists(node, parsed.number) : true;
     if (parsed.kind === "foreign") return true; // not ours: never delete
     // Following action logs, the snapshot may not show a change made without one: ask directly.
     if (parsed.kind === "cloud" && this.#cache.refreshMode === "actions") {
@@ -123,7 +129,7 @@ export class HcloudInstances implements Instances {
     }
     const server = await this.#find(node);
     if (server) return true;
-    if (parsed.kind === "none" && await this.#robotByName(node)) return true;
+    if (parsed.kind === "none" && await this.#robot?.byName(node)) return true;
     if (parsed.kind !== "cloud") {
       // Matched by name: confirm the miss with a direct lookup before a Node is deleted on it.
       for (const name of serverNames(node, this.#options.nodeNameSuffix)) {
@@ -150,10 +156,7 @@ export class HcloudInstances implements Instances {
   /** True when the server's status is `off` (other transitional states are not shutdown). */
   async instanceShutdown(node: Node): Promise<boolean> {
     const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot") {
-      const robot = this.#options.robotEnabled ? this.#options.robot : undefined;
-      return robot ? (await robot.client.operatingStatus(parsed.number)) === "shut off" : false;
-    }
+    if (parsed.kind === "robot") return (await this.#robot?.shutdown(parsed.number)) ?? false;
     // A shutdown from inside the server records no action: read it directly when following logs.
     const server = parsed.kind === "cloud" && this.#cache.refreshMode === "actions"
       ? await this.#cache.server(parsed.id)
@@ -165,14 +168,16 @@ export class HcloudInstances implements Instances {
   async instanceMetadata(node: Node): Promise<InstanceMetadata | undefined> {
     const parsed = parseProviderId(node.spec?.providerID);
     if (parsed.kind === "robot") {
-      const server = await this.#robotServer(node, parsed.number);
-      return server && robotMetadata(node, server, this.#robotOptions());
+      if (!this.#robot) {
+        throw new TerminalError("the Node is a Robot server and Robot support is off (ROBOT_ENABLED)");
+      }
+      return await this.#robot.metadata(node, parsed.number);
     }
     if (parsed.kind === "foreign") {
       throw new TerminalError(`provider ID "${parsed.raw}" ${parsed.why}; the Node is left alone`);
     }
     const server = await this.#find(node);
-    const robotServer = parsed.kind === "none" ? await this.#robotByName(node) : undefined;
+    const robotServer = parsed.kind === "none" ? await this.#robot?.byName(node) : undefined;
     if (server && robotServer) {
       const message = `Node ${node.metadata?.name} could not be uniquely associated with a Cloud or Robot ` +
         `server, as a server with this name exists in both APIs`;
@@ -180,7 +185,7 @@ export class HcloudInstances implements Instances {
       attachWarnings(err, [{ reason: "InstanceLookupFailed", message }]);
       throw err;
     }
-    if (robotServer) return robotMetadata(node, robotServer, this.#robotOptions());
+    if (robotServer) return this.#robot!.metadataOf(node, robotServer);
     if (!server) return undefined;
     const derived = server.ipv6Net ? ipv6HostOne(server.ipv6Net) : undefined;
     const { addresses: withIpv6, warnings } = applyExternalIpv6(
@@ -227,76 +232,6 @@ export class HcloudInstances implements Instances {
       addresses.push({ type: "InternalIP", address: privateIp });
     }
     return addresses;
-  }
-
-  #robotOptions() {
-    return {
-      addressFamily: this.#options.addressFamily,
-      forwardInternalIps: this.#options.forwardInternalIps ?? false,
-    };
-  }
-
-  /** The Robot list, or a TerminalError saying why Robot Nodes cannot be served. */
-  #robotList(): RobotServers {
-    if (!this.#options.robotEnabled) {
-      throw new TerminalError("the Node is a Robot server and Robot support is off (ROBOT_ENABLED)");
-    }
-    if (!this.#options.robot) {
-      throw new TerminalError(
-        "the Node is a Robot server and no Robot credentials are configured (ROBOT_USER, ROBOT_PASSWORD)",
-      );
-    }
-    return this.#options.robot;
-  }
-
-  /**
-   * The Robot server behind a Robot provider ID, when its name still is the Node's: a server renamed
-   * (Cluster API reuses them) no longer belongs to this Node, as in the official CCM.
-   */
-  async #robotServer(node: Node, number: number): Promise<RobotServerInfo | undefined> {
-    const server = (await this.#robotRead(node, (s) => s.byNumber.get(number))).byNumber.get(number);
-    if (server && server.name !== node.metadata?.name) {
-      logger("hcloud").warning(
-        "Robot server {number} is named {server}, not {node}: it no longer matches the Node",
-        { number, server: server.name, node: node.metadata?.name },
-      );
-      return undefined;
-    }
-    return server;
-  }
-
-  /** A Robot server named like the Node, when Robot is on with credentials. */
-  async #robotByName(node: Node): Promise<RobotServerInfo | undefined> {
-    if (!this.#options.robotEnabled || !this.#options.robot) return undefined;
-    const name = node.metadata?.name ?? "";
-    return (await this.#robotRead(node, (s) => s.byName.get(name))).byName.get(name);
-  }
-
-  /**
-   * The cached Robot list, read again only when it misses what the Node needs and is older than the
-   * Node (a server renamed just before its Node joined): Robot allows 200 lists an hour, and a
-   * dedicated server is ordered long before its Node exists, so a burst of joins shares one list.
-   */
-  async #robotRead(node: Node, has: (s: RobotSnapshot) => unknown): Promise<RobotSnapshot> {
-    const robot = this.#robotList();
-    const snapshot = await robot.get();
-    const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
-    return has(snapshot) || snapshot.at >= created ? snapshot : await robot.get(created);
-  }
-
-  /** False only when a list read now lacks the server (or names it otherwise); errors never delete. */
-  async #robotExists(node: Node, number: number): Promise<boolean> {
-    if (!this.#options.robotEnabled || !this.#options.robot) return true; // cannot tell: never delete
-    // Asked for a NotReady Node: once per transition, a list taken after it (a server cancelled just
-    // before its kubelet stopped is seen at once, not after the cache timeout).
-    const ready = (node.status?.conditions ?? []).find((c) => c.type === "Ready");
-    const since = ready && ready.status !== "True" ? Date.parse(ready.lastTransitionTime ?? "") || 0 : 0;
-    const server = (await this.#options.robot.get(since)).byNumber.get(number);
-    if (server?.name === node.metadata?.name) return true;
-    if (!(await this.#options.robot.confirmedMissing(number))) {
-      return (await this.#robotServer(node, number)) !== undefined;
-    }
-    return false;
   }
 
   /**
