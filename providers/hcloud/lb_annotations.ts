@@ -60,6 +60,9 @@ export interface LoadBalancerSpec {
   ipv4Rdns?: string;
   ipv6Rdns?: string;
   protectDelete?: boolean;
+  /** `public-net-ipv4` / `-ipv6`: Primary IP IDs the balancer is created with (creation only). */
+  publicNetIpv4?: number;
+  publicNetIpv6?: number;
 }
 
 const ANNOTATIONS = [
@@ -102,6 +105,8 @@ const ANNOTATIONS = [
   "ipv6-rdns",
   "protection-delete",
   "adopt-existing",
+  "public-net-ipv4",
+  "public-net-ipv6",
   "ipv4",
   "ipv6",
   "id",
@@ -271,7 +276,15 @@ export function parseLoadBalancerSpec(
     ipv6Rdns: name("ipv6-rdns", HOSTNAME, "hostname for reverse DNS"),
     protectDelete: bool("protection-delete"),
     adoptExisting: bool("adopt-existing") ?? false,
+    publicNetIpv4: int("public-net-ipv4", 1, Number.MAX_SAFE_INTEGER),
+    publicNetIpv6: int("public-net-ipv6", 1, Number.MAX_SAFE_INTEGER),
   };
+  if ((spec.publicNetIpv4 || spec.publicNetIpv6) && spec.disablePublicNetwork) {
+    errors.push(
+      `annotation ${PREFIX}public-net-ipv4/-ipv6 needs the public network, but ` +
+        `${PREFIX}disable-public-network (or HCLOUD_LOAD_BALANCERS_DISABLE_PUBLIC_NETWORK) disables it`,
+    );
+  }
   return { spec, errors };
 }
 

@@ -26,6 +26,7 @@ import { LbLookup } from "./lb_lookup.ts";
 import { existingOwners, sweepOrphans } from "./lb_inventory.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { parseLabelSelector } from "../../lib/label_selector.ts";
+import { primaryIpsBody, primaryIpWarnings } from "./lb_primary_ips.ts";
 import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
 import { parseProviderId } from "./instances.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
@@ -127,6 +128,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       throw err;
     }
     if (identity) await this.#labeler.apply();
+    if (lb) warnings.push(...primaryIpWarnings(lb, spec));
     if (!lb) lb = await this.#create(cluster, service, spec, services, ids, selector);
     let changed = await this.#reconcileAttributes(lb, service, spec);
     if (changed) lb = await this.#lookup.get(lb.id);
@@ -326,6 +328,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       ...(spec.algorithm ? { algorithm: { type: spec.algorithm } } : {}),
       ...(attachOnCreate ? { network: networkId } : {}),
       ...(spec.disablePublicNetwork !== undefined ? { public_interface: !spec.disablePublicNetwork } : {}),
+      ...primaryIpsBody(spec),
       services: services as Schemas["load_balancer_service"][],
       targets: !attachOnCreate && spec.usePrivateIp ? [] : selector
         ? [{

@@ -17,7 +17,7 @@ import {
 } from "./lb_model.ts";
 import { actionReply, byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";
-import type { LoadBalancer, World } from "./world.ts";
+import type { LoadBalancer, PrimaryIp, World } from "./world.ts";
 
 const labelsCheck = (v: Record<string, unknown>) =>
   validLabels(v) ? undefined : "contains an invalid label key or value";
@@ -112,6 +112,10 @@ export function loadBalancerRoutes(): SimRoute[] {
         : undefined;
       const network = r.int("network");
       const publicInterface = r.bool("public_interface") ?? true;
+      const publicNet = r.object("public_net");
+      const primary = publicNet
+        ? readPrimaryIps(world, r.nested(publicNet, "public_net."), publicInterface)
+        : {};
       const services = r.array("services") ?? [];
       const targets = r.array("targets") ?? [];
       if (name && [...world.loadBalancers.values()].some((lb) => lb.name === name)) {
@@ -120,6 +124,15 @@ export function loadBalancerRoutes(): SimRoute[] {
       r.done();
       const loc = LOCATIONS.find((l) => l.name === location) ??
         LOCATIONS.find((l) => l.network_zone === zone)!;
+      for (const ip of Object.values(primary)) {
+        if (ip.location.name !== loc.name) {
+          throw faults.code(
+            422,
+            "primary_ip_location_mismatch",
+            `Primary IP ${ip.id} is in ${ip.location.name}, the load balancer in ${loc.name}`,
+          );
+        }
+      }
       const addresses = world.publicAddresses();
       const lb: LoadBalancer = {
         id: world.id(),
@@ -132,11 +145,13 @@ export function loadBalancerRoutes(): SimRoute[] {
         location: loc,
         public_net: {
           enabled: publicInterface,
-          ipv4: {
+          ipv4: primary.ipv4 ? primaryAddress(primary.ipv4.ip, primary.ipv4.id) : {
             ip: addresses.ipv4,
             dns_ptr: `static.${addresses.ipv4.split(".").reverse().join(".")}.clients.your-server.de`,
           },
-          ipv6: { ip: addresses.ipv6, dns_ptr: "" },
+          ipv6: primary.ipv6
+            ? primaryAddress(primary.ipv6.ip.replace(/\/\d+$/, "1"), primary.ipv6.id)
+            : { ip: addresses.ipv6, dns_ptr: "" },
         },
         private_net: [],
         services: [],
@@ -154,6 +169,10 @@ export function loadBalancerRoutes(): SimRoute[] {
       );
       r.done();
       world.loadBalancers.set(lb.id, lb);
+      for (const ip of Object.values(primary)) {
+        ip.assignee_id = lb.id;
+        ip.assignee_type = "load_balancer" as "server";
+      }
       const action = world.startAction("create_load_balancer", [{ id: lb.id, type: "load_balancer" }]);
       return { status: 201, body: { load_balancer: renderLoadBalancer(world, lb), action } };
     }),
@@ -180,6 +199,12 @@ export function loadBalancerRoutes(): SimRoute[] {
         if (network) network.load_balancers = (network.load_balancers ?? []).filter((id) => id !== lb.id);
       }
       world.loadBalancers.delete(lb.id);
+      // Its Primary IPs are deleted with it or left unassigned, as their auto_delete says.
+      for (const ip of [...world.primaryIps.values()]) {
+        if (ip.assignee_id !== lb.id || ip.assignee_type !== ("load_balancer" as "server")) continue;
+        if (ip.auto_delete) world.primaryIps.delete(ip.id);
+        else [ip.assignee_id, ip.assignee_type] = [null, "server"];
+      }
       return { status: 204 };
     }),
     act("add_service", (r, lb, world, body) => {
@@ -287,4 +312,44 @@ export function loadBalancerRoutes(): SimRoute[] {
     }),
     ...resourceActionRoutes("load_balancers", "load_balancer", (w) => w.loadBalancers),
   ];
+}
+
+/**
+ * `public_net: {ipv4, ipv6}` of a load balancer create (Primary IP IDs; the API's Primary IPs for
+ * load balancers, newer than the spec copy): each must exist, be of its family, unassigned and not
+ * blocked, and needs the public interface.
+ */
+function readPrimaryIps(
+  world: World,
+  r: BodyReader,
+  publicInterface: boolean,
+): { ipv4?: PrimaryIp; ipv6?: PrimaryIp } {
+  const out: { ipv4?: PrimaryIp; ipv6?: PrimaryIp } = {};
+  for (const family of ["ipv4", "ipv6"] as const) {
+    const id = r.int(family);
+    if (id === undefined) continue;
+    const ip = world.primaryIps.get(id);
+    if (!ip) {
+      r.fail(family, `Primary IP ${id} not found`);
+      continue;
+    }
+    if (ip.type !== family) {
+      throw faults.code(422, "primary_ip_version_mismatch", `Primary IP ${id} is ${ip.type}, not ${family}`);
+    }
+    if (ip.assignee_id !== null || ip.blocked) {
+      throw faults.code(422, "primary_ip_assigned", `Primary IP ${id} is assigned or blocked`);
+    }
+    if (!publicInterface) {
+      r.fail(family, "a Primary IP needs the public interface (public_interface: true)");
+      continue;
+    }
+    out[family] = ip;
+  }
+  return out;
+}
+
+/** A balancer address from a Primary IP: the API names its ID (a field newer than the spec copy). */
+function primaryAddress(ip: string, id: number): { ip: string; dns_ptr: string } {
+  const address = { ip, dns_ptr: "", id };
+  return address;
 }
