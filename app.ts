@@ -178,6 +178,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
 
     const startControllers = (leading: AbortSignal) => {
       state.leading = true;
+      options.provider.fence?.(leading);
       const informers = new InformerFactory(client);
       const ctx = {
         client,

@@ -171,6 +171,11 @@ export interface CloudProvider {
   problem?(): string | undefined;
   /** Runs once before the controllers start (e.g. checks credentials). Errors are retried. */
   initialize?(signal: AbortSignal): Promise<void>;
+  /**
+   * Optional: the signal of this process's leadership. Once it aborts, the provider sends no more
+   * cloud writes (and ends waits), even for calls already under way.
+   */
+  fence?(signal: AbortSignal): void;
   /** Releases timers and connections. */
   close?(): void;
 }

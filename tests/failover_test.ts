@@ -10,7 +10,7 @@ import { spawnCcm } from "./ccm_process.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 import { SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
 import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
-import { LEASES, NODES } from "../kube/resources.ts";
+import { LEASES, NODES, SERVICES } from "../kube/resources.ts";
 
 Deno.test({
   name: "failover: one leader mutates the cloud; the standby takes over within 20 s of a SIGKILL",
@@ -69,6 +69,74 @@ Deno.test({
         } catch { /* gone */ }
         await p.status;
       }
+      client.transport.close();
+      await s.finish();
+      await cluster.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "failover: once its lease is taken, a CCM busy creating load balancers sends no further cloud write",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    // Slow actions: every balancer takes several writes seconds apart, so writes are still due
+    // when the lease goes.
+    const s = await startTestSim({ actionDurationMs: 1500 });
+    seedScenario(s.sim);
+    const client = await adminClient(cluster);
+    const env = { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: s.sim.endpoint, ...SCENARIO_ENV };
+    const ccm = spawnCcm([
+      `--kubeconfig=${cluster.kubeconfigPath}`,
+      "--leader-elect=true",
+      "--leader-elect-retry-period=300ms",
+      "--leader-elect-renew-deadline=2s",
+      "--leader-elect-lease-duration=3s",
+      "--controllers=cloud-node,service",
+      ...SCENARIO_ARGS,
+    ], env);
+    try {
+      await eventually(
+        async () =>
+          !!(await client.get(LEASES, "cloud-controller-manager", { namespace: "kube-system" }).catch(() =>
+            undefined
+          ))?.spec?.holderIdentity,
+        30_000,
+      );
+      for (const name of ["cp", "w1", "w2"]) await registerNode(client, name);
+      await eventually(
+        async () => (await client.list(NODES)).items.every((n) => !!n.spec?.providerID),
+        30_000,
+      );
+      await Promise.all(Array.from({ length: 8 }, (_, i) =>
+        client.create(SERVICES, {
+          apiVersion: "v1",
+          kind: "Service",
+          metadata: { name: `svc-${i}`, namespace: "default" },
+          spec: { type: "LoadBalancer", selector: { app: `a${i}` }, ports: [{ port: 80 + i }] },
+        })));
+      await eventually(() => s.sim.count(/^POST \/load_balancers$/) >= 2, 30_000);
+      // Another holder takes the lease (as after a network partition).
+      const lease = await client.get(LEASES, "cloud-controller-manager", { namespace: "kube-system" });
+      const now = new Date().toISOString().replace("Z", "000Z");
+      await client.update(LEASES, {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: "another-instance", renewTime: now, leaseDurationSeconds: 60 },
+      });
+      const taken = Date.now();
+      assertEquals((await ccm.status).code, 1, "a lost lease ends the process");
+      // It notices within a retry period (and one lease read); after that, not one write.
+      const late = s.sim.audit.filter((e) => e.method !== "GET" && e.time > taken + 1_000);
+      assertEquals(late.map((e) => `${e.method} ${e.path}`), [], "writes after the lease was lost");
+      assert(s.sim.audit.some((e) => e.method !== "GET" && e.time <= taken), "it was busy writing before");
+    } finally {
+      try {
+        ccm.child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await ccm.status;
       client.transport.close();
       await s.finish();
       await cluster.stop();

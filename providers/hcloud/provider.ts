@@ -42,6 +42,8 @@ export class HcloudProvider implements CloudProvider {
   readonly #instanceOptions: InstancesOptions;
 
   readonly #credentials: Credentials;
+  /** Leadership: once aborted, no cloud write is sent (see {@link fence}). */
+  #fence?: AbortSignal;
   /** The Robot server list, when Robot is enabled with credentials. */
   readonly robot?: RobotServers;
 
@@ -53,6 +55,7 @@ export class HcloudProvider implements CloudProvider {
       token: this.#credentials,
       userAgent,
       metrics: registry,
+      fence: () => this.#fence,
     });
     if (config.metricsEnabled) {
       const [, host, port] = config.metricsAddress.match(/^(.*):(\d{1,5})$/)!;
@@ -115,6 +118,11 @@ export class HcloudProvider implements CloudProvider {
         registry,
       );
     }
+  }
+
+  /** No cloud write after `signal` aborts (a lost lease, shutdown), even from calls under way. */
+  fence(signal: AbortSignal): void {
+    this.#fence = signal;
   }
 
   /** Why the cloud cannot be used now: the API rejecting the token (never the token itself). */

@@ -42,6 +42,12 @@ export interface TransportOptions {
   metrics?: Registry;
   /** The fetch to send with (default: global fetch). */
   fetch?: HcloudTransport;
+  /**
+   * The signal of the work this process may do (leadership, or the process): once it aborts, no
+   * write is sent any more and waits for budget end at once (a lost lease must not leave writes in
+   * flight behind the new leader).
+   */
+  fence?: () => AbortSignal | undefined;
 }
 
 /** A transport plus the rate-limit state it observed. */
@@ -88,6 +94,32 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
   /** After a 429, no request is sent before this moment (ms since epoch). */
   let pausedUntil = 0;
 
+  /**
+   * Respects the bucket: waits until it holds more than this priority's reserve (plus one request)
+   * instead of earning a 429 (the bucket refills evenly, limit per hour), then any 429 pause.
+   */
+  const waitForBudget = async (waits: AbortSignal) => {
+    const rl = state.rateLimit;
+    if (rl) {
+      const priority = currentPriority();
+      const perTokenMs = 3_600_000 / Math.max(1, rl.limit);
+      const floor = RESERVE[priority] * rl.limit + 1;
+      const estimate = Math.min(rl.limit, rl.remaining + (Date.now() - rl.at) / perTokenMs);
+      if (estimate < floor) {
+        const waitMs = (floor - estimate) * perTokenMs;
+        budgetWaits?.inc({ priority });
+        budgetWait?.observe({ priority }, waitMs / 1000);
+        log.info("cloud API budget low ({remaining} left): holding {priority} work for {ms} ms", {
+          remaining: Math.floor(estimate),
+          priority,
+          ms: Math.round(waitMs),
+        });
+        await abortableSleep(waitMs, waits);
+      }
+    }
+    if (pausedUntil > Date.now()) await abortableSleep(pausedUntil - Date.now(), waits);
+  };
+
   state.send = async (original: Request) => {
     const endpoint = (original.headers.get(ENDPOINT_HEADER) ?? new URL(original.url).pathname)
       .replace(/\{[^}]+\}/g, "%d");
@@ -95,27 +127,20 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
     const idempotent = original.method === "GET" || original.method === "HEAD";
     let resentWithNewToken = false;
     for (let attempt = 0;; attempt++) {
-      // Respect the bucket: wait until it holds more than this priority's reserve (plus one
-      // request) instead of earning a 429; the bucket refills evenly (limit per hour).
-      const rl = state.rateLimit;
-      if (rl) {
-        const priority = currentPriority();
-        const perTokenMs = 3_600_000 / Math.max(1, rl.limit);
-        const floor = RESERVE[priority] * rl.limit + 1;
-        const estimate = Math.min(rl.limit, rl.remaining + (Date.now() - rl.at) / perTokenMs);
-        if (estimate < floor) {
-          const waitMs = (floor - estimate) * perTokenMs;
-          budgetWaits?.inc({ priority });
-          budgetWait?.observe({ priority }, waitMs / 1000);
-          log.info("cloud API budget low ({remaining} left): holding {priority} work for {ms} ms", {
-            remaining: Math.floor(estimate),
-            priority,
-            ms: Math.round(waitMs),
-          });
-          await abortableSleep(waitMs, original.signal);
-        }
+      const fence = options.fence?.();
+      const fenced = () =>
+        new CloudApiError(`${original.method} ${endpoint} not sent: this process no longer leads`, {
+          status: 0,
+          code: "fenced",
+        });
+      if (!idempotent && fence?.aborted) throw fenced();
+      try {
+        await waitForBudget(fence ? AbortSignal.any([original.signal, fence]) : original.signal);
+      } catch (err) {
+        if (!idempotent && fence?.aborted && !original.signal.aborted) throw fenced();
+        throw err;
       }
-      if (pausedUntil > Date.now()) await abortableSleep(pausedUntil - Date.now(), original.signal);
+      if (!idempotent && fence?.aborted) throw fenced();
       const headers = new Headers(original.headers);
       headers.delete(ENDPOINT_HEADER);
       const token = typeof options.token === "string" ? options.token : options.token.token();

@@ -23,3 +23,39 @@ Deno.test("hcloud transport: a number beyond 2^53 in an answer fails the call in
   });
   assertEquals((await none.send(new Request("http://127.0.0.1:1/v1/x", { method: "DELETE" }))).status, 204);
 });
+
+Deno.test("hcloud transport: once leadership ends, no write is sent and budget waits end; reads still go", async () => {
+  const sent: string[] = [];
+  const leading = new AbortController();
+  const transport = createTransport({
+    token: "t",
+    fence: () => leading.signal,
+    fetch: (r) => {
+      sent.push(r.method);
+      // An almost empty budget: the next request would wait minutes for it.
+      return Promise.resolve(
+        new Response("{}", {
+          headers: {
+            "content-type": "application/json",
+            "ratelimit-limit": "3600",
+            "ratelimit-remaining": "0",
+          },
+        }),
+      );
+    },
+  });
+  await transport.send(new Request("http://127.0.0.1:1/v1/servers", { method: "POST", body: "{}" }));
+  // This one waits for budget, until leadership ends: then it is refused, never sent.
+  const waiting = transport.send(
+    new Request("http://127.0.0.1:1/v1/servers", { method: "POST", body: "{}" }),
+  );
+  setTimeout(() => leading.abort(), 50);
+  const started = Date.now();
+  await assertRejects(() => waiting, Error);
+  assertEquals(Date.now() - started < 5_000, true, "the wait ended with leadership");
+  const err = await assertRejects(
+    () => transport.send(new Request("http://127.0.0.1:1/v1/load_balancers/1", { method: "DELETE" })),
+    CloudApiError,
+  );
+  assertEquals([err.code, sent], ["fenced", ["POST"]]);
+});
