@@ -17,7 +17,7 @@ import { type CcmProcess, spawnCcm } from "../tests/ccm_process.ts";
 import type { Case, NodeSpec, ServerSeed, ServiceSpec, Step } from "./case_file.ts";
 import { substitute } from "./case_file.ts";
 
-const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
+import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 /** A real certificate for example.com (the golden recordings' uploaded certificates name it). */
 const FIXTURES = new URL("../tests/fixtures/", import.meta.url);
 const EXAMPLE_PEM = Deno.readTextFileSync(new URL("example_com_cert.pem", FIXTURES));

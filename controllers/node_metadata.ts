@@ -8,12 +8,8 @@
 import type { Node, NodeAddress, Taint } from "kubernetes-types/core/v1.d.ts";
 import type { InstanceMetadata } from "../providers/provider.ts";
 
-/** Taint the kubelet sets with `--cloud-provider=external` until the CCM initializes the Node. */
-export const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
-/** Taint of Nodes whose machine is powered off. */
-export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
-/** The kubelet's `--node-ip`, possibly a comma-separated dual-stack pair. */
-export const PROVIDED_NODE_IP = "alpha.kubernetes.io/provided-node-ip";
+export { PROVIDED_NODE_IP, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
+import { PROVIDED_NODE_IP } from "../kube/well_known.ts";
 
 /** True when the Node carries the taint with this key. */
 export function hasTaint(node: Node, key: string): boolean {

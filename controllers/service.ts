@@ -21,6 +21,7 @@ import { warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "./reconcile_policy.ts";
+import { parseGoBool } from "../lib/go_bool.ts";
 
 /** The finalizer that guarantees cleanup in the cloud. */
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -28,8 +29,6 @@ export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 export const SERVICE_COMPONENT = "service-controller";
 const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
-/** What Go's strconv.ParseBool reads as false (the exclude label's "off" values). */
-const FALSE_VALUES = new Set(["0", "f", "F", "false", "FALSE", "False"]);
 const NODE_SYNC_PERIOD_MS = 100_000;
 const SWEEP = "sweep";
 // Balancers deleted outside the CCM are found by one listing per --node-status-update-frequency (the
@@ -62,7 +61,8 @@ function sameLabels(a: Node, b: Node): boolean {
 export function eligibleNode(node: Node): boolean {
   if (node.metadata?.deletionTimestamp) return false;
   const exclude = node.metadata?.labels?.[EXCLUDE_LABEL];
-  if (exclude !== undefined && !FALSE_VALUES.has(exclude)) return false;
+  // Upstream excludes the Node unless the label reads as Go's false.
+  if (exclude !== undefined && parseGoBool(exclude) !== false) return false;
   return !(node.spec?.taints ?? []).some((t) => t.key === AUTOSCALER_TAINT);
 }
 

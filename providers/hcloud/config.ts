@@ -5,6 +5,7 @@
  * @module
  */
 import { parseDuration } from "../../config/duration.ts";
+import { parseGoBool } from "../../lib/go_bool.ts";
 import { parseCidr } from "../../lib/cidr.ts";
 import type { EnvVar } from "../../config/env.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./server_labels.ts";
@@ -87,8 +88,8 @@ export async function readHcloudConfig(
   const optBool = (name: EnvVar): boolean | undefined => {
     const v = str(name);
     if (v === undefined) return undefined;
-    if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
-    if (["0", "f", "F", "FALSE", "false", "False"].includes(v)) return false;
+    const parsed = parseGoBool(v);
+    if (parsed !== undefined) return parsed;
     errors.push(`${name}: "${v}" is not a boolean (true or false)`);
     return undefined;
   };

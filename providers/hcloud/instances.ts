@@ -17,12 +17,10 @@ import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./server_labe
 import type { RobotServers } from "./robot_servers.ts";
 import { RobotInstances } from "./robot_instances.ts";
 import { attachWarnings } from "../errors.ts";
+import { PROVIDED_NODE_IP, UNINITIALIZED_TAINT } from "../../kube/well_known.ts";
+import { parseProviderId } from "./provider_id.ts";
 
-const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const INIT_MAX_AGE_MS = 300_000;
-
-/** The kubelet's `--node-ip`, as recorded on the Node. */
-export const PROVIDED_NODE_IP = "alpha.kubernetes.io/provided-node-ip";
 
 /** Legacy zone names: the official CCM reports the old datacenter name as the zone. */
 const LEGACY_DATACENTER: Record<string, string> = {
@@ -33,43 +31,6 @@ const LEGACY_DATACENTER: Record<string, string> = {
   hil: "hil-dc1",
   sin: "sin-dc1",
 };
-
-/** What a provider ID says. */
-export type ParsedProviderId =
-  | { kind: "cloud"; id: number }
-  | { kind: "robot"; raw: string; number: number }
-  | { kind: "foreign"; raw: string; why: string }
-  | { kind: "none" };
-
-/** Parses `hcloud://<id>`; `hcloud://bm-<n>` (legacy, checked first) and `hrobot://<n>` are Robot servers. */
-export function parseProviderId(providerID: string | undefined): ParsedProviderId {
-  if (!providerID) return { kind: "none" };
-  const robot = providerID.match(/^(?:hcloud:\/\/bm-|hrobot:\/\/)(\d{1,15})$/);
-  if (robot) return { kind: "robot", raw: providerID, number: Number(robot[1]) };
-  if (providerID.startsWith("hcloud://bm-") || providerID.startsWith("hrobot://")) {
-    return { kind: "foreign", raw: providerID, why: "is not a Robot provider ID (hrobot://<server number>)" };
-  }
-  const m = providerID.match(/^hcloud:\/\/(\d+)$/);
-  if (!m) {
-    return {
-      kind: "foreign",
-      raw: providerID,
-      why: "is not a Hetzner Cloud provider ID (hcloud://<server ID>)",
-    };
-  }
-  // A JavaScript number holds IDs exactly up to 2^53 - 1: a larger one would name another server.
-  const id = Number(m[1]);
-  if (!Number.isSafeInteger(id) || String(id) !== m[1].replace(/^0+(?=\d)/, "")) {
-    return {
-      kind: "foreign",
-      raw: providerID,
-      why: `names server ID ${
-        m[1]
-      }, beyond the IDs this CCM can address exactly (up to ${Number.MAX_SAFE_INTEGER})`,
-    };
-  }
-  return { kind: "cloud", id };
-}
 
 /** Settings of {@link HcloudInstances}. */
 export interface InstancesOptions {
@@ -245,7 +206,7 @@ export class HcloudInstances implements Instances {
     const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
     // Initialization only needs a list newer than the Node (a server's type, location and IPs
     // do not change under it), so a burst of joining Nodes shares one list however long it takes.
-    if ((node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED)) {
+    if ((node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)) {
       const found = lookup(
         await this.#cache.get({ notBefore: created, maxAgeMs: INIT_MAX_AGE_MS }),
         node,

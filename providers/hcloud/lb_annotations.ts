@@ -10,6 +10,7 @@ import type { LoadBalancerDefaults } from "./config.ts";
 import { parseDuration } from "../../config/duration.ts";
 import { parseCidr, parseIp } from "../../lib/cidr.ts";
 import { parseLabelSelector } from "../../lib/label_selector.ts";
+import { parseGoBool } from "../../lib/go_bool.ts";
 
 /** The annotation prefix. */
 export const PREFIX = "load-balancer.hetzner.cloud/";
@@ -143,8 +144,8 @@ export function parseLoadBalancerSpec(
   const bool = (name: string, fallback?: boolean): boolean | undefined => {
     const v = raw(name);
     if (v === undefined) return fallback;
-    if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
-    if (["0", "f", "F", "FALSE", "false", "False"].includes(v)) return false;
+    const parsed = parseGoBool(v);
+    if (parsed !== undefined) return parsed;
     fail(name, v, "is not a boolean (true or false)");
     return fallback;
   };

@@ -9,7 +9,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { ProviderWarning } from "../provider.ts";
 import { CloudApiError } from "../errors.ts";
-import { parseProviderId } from "./instances.ts";
+import { parseProviderId } from "./provider_id.ts";
 import type { RobotServers } from "./robot_servers.ts";
 
 /** How Robot Nodes are reached: `enabled` is `ROBOT_ENABLED`; `servers` exists with credentials. */

@@ -28,7 +28,7 @@ import { CatalogCache } from "./catalog_cache.ts";
 import { parseLabelSelector } from "../../lib/label_selector.ts";
 import { primaryIpsBody, primaryIpWarnings } from "./lb_primary_ips.ts";
 import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
-import { parseProviderId } from "./instances.ts";
+import { parseProviderId } from "./provider_id.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 

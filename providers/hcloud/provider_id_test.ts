@@ -1,5 +1,5 @@
 import { assertEquals } from "../../tests/assert.ts";
-import { parseProviderId } from "./instances.ts";
+import { parseProviderId } from "./provider_id.ts";
 
 Deno.test("provider IDs: exact or refused; an ID beyond 2^53 never names another server", () => {
   assertEquals(parseProviderId("hcloud://42"), { kind: "cloud", id: 42 });

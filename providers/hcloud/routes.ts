@@ -12,7 +12,7 @@ import type { ActionWaiter } from "./action_waiter.ts";
 import { type NetworkInfo, toNetworkInfo } from "./shapes.ts";
 import { cidrContains, parseCidr } from "../../lib/cidr.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { parseProviderId } from "./instances.ts";
+import { parseProviderId } from "./provider_id.ts";
 
 /** See the module doc. `networkId` is read when used, since it is resolved at initialization. */
 export class HcloudRoutes implements Routes {

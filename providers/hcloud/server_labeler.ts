@@ -15,7 +15,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { HcloudClient } from "./client.ts";
 import type { ServerCache, ServerSnapshot } from "./server_cache.ts";
-import { parseProviderId } from "./instances.ts";
+import { parseProviderId } from "./provider_id.ts";
 import { logger } from "../../lib/log.ts";
 
 /** The label key; its value is the cluster identity (kube-system UID). */
