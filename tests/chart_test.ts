@@ -129,7 +129,11 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
     assert(container(o).args.includes("--cluster-cidr=10.244.0.0/16,fd00:10:244::/56"));
     assert(container(o).args.includes("--secure-port=10300"));
     const env = container(o).env as { name: string; value?: string }[];
-    assertEquals(env.find((e) => e.name === "ROBOT_ENABLED")?.value, "true", "robot.enabled sets ROBOT_ENABLED");
+    assertEquals(
+      env.find((e) => e.name === "ROBOT_ENABLED")?.value,
+      "true",
+      "robot.enabled sets ROBOT_ENABLED",
+    );
     assert(env.some((e) => e.name === "ROBOT_PASSWORD"), "the Robot credentials come from the Secret");
     const rule = one(o, "PrometheusRule");
     const budget = rule.spec.groups[0].rules.find((r: Rendered) => r.alert === "DenoCcmCloudApiBudgetLow");

@@ -6,30 +6,10 @@
 import { assert, assertEquals } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
-
-const repo = new URL("..", import.meta.url).pathname;
-
-async function buildCheck(): Promise<string> {
-  const out = await new Deno.Command("bash", {
-    args: [`${repo}hack/hcloud_go_check/build.sh`],
-    stderr: "piped",
-  })
-    .output()
-    .catch((err) => {
-      throw new Error(`cannot run hack/hcloud_go_check/build.sh: ${err.message}`);
-    });
-  if (!out.success) {
-    throw new Error(
-      `building the hcloud-go check failed (it needs Go and the Go module proxy; https://go.dev/dl):\n${
-        new TextDecoder().decode(out.stderr)
-      }`,
-    );
-  }
-  return new TextDecoder().decode(out.stdout).trim();
-}
+import { buildGoProgram } from "../testing/go_program.ts";
 
 Deno.test("hcloud-go against the simulator: every check passes, every response matches the spec", async () => {
-  const binary = await buildCheck();
+  const binary = await buildGoProgram("hcloud_go_check");
   const t = await startTestSim({ actionDurationMs: 20 });
   try {
     const run = await new Deno.Command(binary, {

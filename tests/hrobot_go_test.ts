@@ -7,27 +7,10 @@
 import { assert, assertEquals } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { ROBOT_LIMITS } from "../providers/hcloud_sim/robot.ts";
-
-const repo = new URL("..", import.meta.url).pathname;
-
-async function build(): Promise<string> {
-  const out = await new Deno.Command("bash", {
-    args: [`${repo}hack/hrobot_go_check/build.sh`],
-    stderr: "piped",
-  })
-    .output();
-  if (!out.success) {
-    throw new Error(
-      `building the hrobot-go check failed (it needs Go and the Go module proxy; https://go.dev/dl):\n${
-        new TextDecoder().decode(out.stderr)
-      }`,
-    );
-  }
-  return new TextDecoder().decode(out.stdout).trim();
-}
+import { buildGoProgram } from "../testing/go_program.ts";
 
 Deno.test("hrobot-go against the simulator's Robot webservice: every check passes", async () => {
-  const binary = await build();
+  const binary = await buildGoProgram("hrobot_go_check");
   const t = await startTestSim();
   try {
     const robot = t.sim.robot;

@@ -76,7 +76,10 @@ Deno.test({
       await client.create(SERVICES, service("bad", { [`${P}public-net-ipv4`]: "four" }));
       await client.create(
         SERVICES,
-        service("private", { [`${P}public-net-ipv4`]: String(v4.id), [`${P}disable-public-network`]: "true" }),
+        service("private", {
+          [`${P}public-net-ipv4`]: String(v4.id),
+          [`${P}disable-public-network`]: "true",
+        }),
       );
       await eventually(async () =>
         (await warnings("bad")).some((w) => w.includes(`${P}public-net-ipv4`) && w.includes("four")) &&
