@@ -16,6 +16,7 @@ export class CloudApiError extends Error {
   /** Seconds to wait before retrying, when the API said so. */
   readonly retryAfterSeconds?: number;
 
+  /** `options` carries the API's answer; the message must not contain credentials. */
   constructor(
     message: string,
     options: { status: number; code: string; details?: unknown; retryAfterSeconds?: number; cause?: unknown },
@@ -42,7 +43,9 @@ export class CloudApiError extends Error {
  * Work queues honour `retryAfterMs`.
  */
 export class RetryAfterError extends Error {
+  /** The delay before the next attempt. */
   readonly retryAfterMs: number;
+  /** Retried after `retryAfterMs`. */
   constructor(message: string, retryAfterMs: number, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "RetryAfterError";
@@ -55,6 +58,7 @@ export class RetryAfterError extends Error {
  * an event and wait for the object to change instead of backing off forever.
  */
 export class TerminalError extends Error {
+  /** `message` says what to change (the field and value), never a secret. */
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "TerminalError";

@@ -14,6 +14,8 @@
  */
 import type { Node, NodeAddress, Service } from "kubernetes-types/core/v1.d.ts";
 export { CloudApiError, RetryAfterError, TerminalError } from "./errors.ts";
+/** The Kubernetes types the contract passes (from `kubernetes-types`), for implementers. */
+export type { Node, NodeAddress, Service };
 
 /** What the node controller writes onto a Node (upstream `InstanceMetadata`). */
 export interface InstanceMetadata {
@@ -50,7 +52,9 @@ export interface Instances {
 
 /** One `status.loadBalancer.ingress` entry. */
 export interface LoadBalancerIngress {
+  /** An address of the balancer. */
   ip?: string;
+  /** A DNS name of the balancer (instead of addresses). */
   hostname?: string;
   /** `Proxy` when the balancer does not preserve the destination (e.g. PROXY protocol). */
   ipMode?: "VIP" | "Proxy";
@@ -58,12 +62,15 @@ export interface LoadBalancerIngress {
 
 /** The status a load balancer reports for its Service. */
 export interface LoadBalancerStatus {
+  /** Where the Service is reachable, written to `status.loadBalancer.ingress`. */
   ingress: LoadBalancerIngress[];
 }
 
 /** A problem the controller reports as a Warning event on the Service, without failing. */
 export interface ProviderWarning {
+  /** The event's reason, CamelCase (e.g. `MaxTargetsReached`). */
   reason: string;
+  /** The event's message: names the field and value concerned, never a secret. */
   message: string;
   /** The Node the warning is about (recorded on that Node, where the official CCM puts it). */
   node?: string;
@@ -71,6 +78,7 @@ export interface ProviderWarning {
 
 /** What ensure/update return: the status (ensure only) and warnings to record as events. */
 export interface LoadBalancerResult extends LoadBalancerStatus {
+  /** Recorded as Warning events on the Service (or the Node each names). */
   warnings?: ProviderWarning[];
 }
 
@@ -135,6 +143,7 @@ export interface Route {
   targetNode: string;
   /** The Node's addresses (on create), so the provider can pick the gateway. */
   targetNodeAddresses?: NodeAddress[];
+  /** The pod CIDR the route carries. */
   destinationCIDR: string;
   /** The gateway belongs to no known machine. */
   blackhole?: boolean;
@@ -155,12 +164,36 @@ export interface Routes {
   unroutable?(node: Node): string | undefined;
 }
 
-/** A cloud. Missing parts switch the matching controllers off. */
+/**
+ * A cloud. Missing parts switch the matching controllers off.
+ *
+ * @example A provider whose machines are a fixed list (instances only)
+ * ```ts
+ * import type { CloudProvider, InstanceMetadata, Node } from "./provider.ts";
+ *
+ * const machines = new Map<string, InstanceMetadata>([
+ *   ["web-1", { providerID: "mycloud://1", instanceType: "m1", nodeAddresses: [] }],
+ * ]);
+ * const provider: CloudProvider = {
+ *   name: "mycloud",
+ *   instances: {
+ *     instanceExists: (node: Node) => Promise.resolve(machines.has(node.metadata?.name ?? "")),
+ *     instanceShutdown: () => Promise.resolve(false),
+ *     instanceMetadata: (node: Node) => Promise.resolve(machines.get(node.metadata?.name ?? "")),
+ *   },
+ * };
+ * const meta = await provider.instances!.instanceMetadata({ metadata: { name: "web-1" } });
+ * if (meta?.providerID !== "mycloud://1") throw new Error("the example is wrong");
+ * ```
+ */
 export interface CloudProvider {
   /** `--cloud-provider` name, e.g. `hcloud`. */
   readonly name: string;
+  /** Node initialization and lifecycle; without it the node controllers are off. */
   readonly instances?: Instances;
+  /** Services of type LoadBalancer; without it the service controller is off. */
   readonly loadBalancers?: LoadBalancers;
+  /** Pod network routes; without it the route controller is off. */
   readonly routes?: Routes;
   /**
    * A further address where `/metrics` is expected (the official Hetzner CCM's `HCLOUD_METRICS_ADDRESS`,
