@@ -9,7 +9,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
+import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
 import { type ScenarioResult, writeReport } from "./report.ts";

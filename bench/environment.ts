@@ -7,8 +7,8 @@
 import { TestCluster } from "../tests/kube_cluster.ts";
 import { adminClient } from "../tests/ccm_harness.ts";
 import { spawnCcm } from "../tests/ccm_process.ts";
-import { DEFAULT_SIM_TOKEN, Simulator } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
 import { TARGET_LABEL } from "../providers/hcloud/server_labeler.ts";
 import { NAMESPACES } from "../kube/resources.ts";
 import { waitFor } from "./bench_util.ts";

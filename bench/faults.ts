@@ -7,7 +7,7 @@
  */
 import { TestCluster } from "../tests/kube_cluster.ts";
 import { type FaultScenarioOptions, runFaultScenario } from "../tests/fault_scenario.ts";
-import { Simulator } from "../providers/hcloud_sim/simulator.ts";
+import { Simulator } from "../hcloud_sim/simulator.ts";
 import type { ScenarioResult } from "./report.ts";
 
 /** The sizes and fault pattern of the benchmark's variant. */

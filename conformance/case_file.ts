@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { SeedState } from "../providers/hcloud_sim/control.ts";
+import type { SeedState } from "../hcloud_sim/control.ts";
 
 /** A server as the simulator's seed takes it. */
 export interface ServerSeed {

@@ -8,8 +8,8 @@
  */
 import type { Event, Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { EVENTS, NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
-import { renderLoadBalancer, targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
-import type { LoadBalancer } from "../providers/hcloud_sim/world.ts";
+import { renderLoadBalancer, targetServerIds } from "../hcloud_sim/lb_model.ts";
+import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { mapStrings, type PhaseState } from "./case_file.ts";
 import type { CaseEnvironment } from "./case_environment.ts";
 

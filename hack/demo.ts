@@ -12,10 +12,10 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { TestCluster } from "../tests/kube_cluster.ts";
 import { adminClient, registerNode, startCcm } from "../tests/ccm_harness.ts";
-import { Simulator } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
-import { DEMO_SEED } from "../providers/hcloud_sim/main.ts";
-import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
+import { Simulator } from "../hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
+import { DEMO_SEED } from "../hcloud_sim/main.ts";
+import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
 

@@ -10,9 +10,9 @@
  * @module
  */
 import { TestCluster } from "../tests/kube_cluster.ts";
-import { DEFAULT_SIM_TOKEN, Simulator } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
-import { DEMO_SEED } from "../providers/hcloud_sim/main.ts";
+import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
+import { DEMO_SEED } from "../hcloud_sim/main.ts";
 
 const args = Deno.args;
 const env = Deno.env.toObject();

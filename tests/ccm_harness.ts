@@ -10,7 +10,7 @@ import { parseFlags } from "../config/flags.ts";
 import { resolveControllers } from "../config/controllers_flag.ts";
 import { CONTROLLER_FACTORIES } from "../controllers/mod.ts";
 import { createProvider } from "../providers/registry.ts";
-import { DEFAULT_SIM_TOKEN, type Simulator } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN, type Simulator } from "../hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
 import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim, type TestSim } from "./sim_harness.ts";

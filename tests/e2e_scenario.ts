@@ -9,9 +9,9 @@
 import { assert, assertEquals } from "./assert.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
-import type { Simulator } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
-import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
+import type { Simulator } from "../hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
+import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { registerNode, setReady } from "./ccm_harness.ts";
 import { eventually } from "./helpers.ts";
 import { hasTaint, UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";

@@ -9,7 +9,7 @@ import { adminClient, registerNode } from "./ccm_harness.ts";
 import { spawnCcm } from "./ccm_process.ts";
 import { eventually, quietLogs } from "./helpers.ts";
 import { SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { LEASES, NODES, SERVICES } from "../kube/resources.ts";
 
 Deno.test({

@@ -9,7 +9,7 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
-import type { Simulator } from "../providers/hcloud_sim/simulator.ts";
+import type { Simulator } from "../hcloud_sim/simulator.ts";
 import { setReady } from "./ccm_harness.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { buildGoProgram } from "../testing/go_program.ts";
 
 Deno.test("hcloud-go against the simulator: every check passes, every response matches the spec", async () => {

@@ -5,8 +5,8 @@
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals, assertRejects } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { HcloudProvider } from "../providers/hcloud/provider.ts";
 import { readHcloudConfig } from "../providers/hcloud/config.ts";
 import { TerminalError } from "../providers/errors.ts";

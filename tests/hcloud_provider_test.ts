@@ -14,8 +14,8 @@ import { toServerInfo } from "../providers/hcloud/shapes.ts";
 import { HcloudProvider } from "../providers/hcloud/provider.ts";
 import { readHcloudConfig } from "../providers/hcloud/config.ts";
 import { CloudApiError, TerminalError } from "../providers/errors.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
 import { Registry } from "../lib/metrics.ts";
 import { withPriority } from "../lib/priority.ts";
 

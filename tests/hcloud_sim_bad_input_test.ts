@@ -5,8 +5,8 @@
  */
 import { assert, assertEquals } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
 
 const SPEC = JSON.parse(
   await Deno.readTextFile(new URL("../../shared/hcloud-api/openapi.json", import.meta.url)),

@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
 import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 
 const NETWORK_SEED = {

@@ -6,7 +6,7 @@
  */
 import { assert, assertEquals } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
-import { ROBOT_LIMITS } from "../providers/hcloud_sim/robot.ts";
+import { ROBOT_LIMITS } from "../hcloud_sim/robot.ts";
 import { buildGoProgram } from "../testing/go_program.ts";
 
 Deno.test("hrobot-go against the simulator's Robot webservice: every check passes", async () => {

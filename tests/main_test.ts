@@ -5,9 +5,9 @@
 import { assert, assertEquals, assertMatch } from "./assert.ts";
 import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
-import { DEMO_SEED } from "../providers/hcloud_sim/main.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
+import { DEMO_SEED } from "../hcloud_sim/main.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { eventually } from "./helpers.ts";
 import { spawnCcm } from "./ccm_process.ts";
 

@@ -7,7 +7,7 @@ import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode, setReady, startCcm } from "./ccm_harness.ts";
 import { eventsOf, eventually, quietLogs } from "./helpers.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
 import { NODES } from "../kube/resources.ts";
 import { hasTaint, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
 import type { KubeClient } from "../kube/client.ts";

@@ -7,7 +7,7 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "./assert.ts";
 import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
 import { eventsOf, eventually } from "./helpers.ts";
-import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
+import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 
 const P = "load-balancer.hetzner.cloud/";

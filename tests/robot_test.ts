@@ -14,7 +14,7 @@ import { NODES, SERVICES } from "../kube/resources.ts";
 import { createProvider } from "../providers/registry.ts";
 import { parseFlags } from "../config/flags.ts";
 import { resolveControllers } from "../config/controllers_flag.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
 
 const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";

@@ -7,7 +7,7 @@ import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
 import { eventually, quietLogs } from "./helpers.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
 import { EVENTS, NODES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 

@@ -7,7 +7,7 @@ import { assert, assertEquals } from "./assert.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { HcloudClient } from "../providers/hcloud/client.ts";
 import { ServerCache } from "../providers/hcloud/server_cache.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
 import { HcloudInstances } from "../providers/hcloud/instances.ts";
 

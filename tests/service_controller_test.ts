@@ -7,9 +7,9 @@ import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
 import { eventsOf, eventually, quietLogs } from "./helpers.ts";
-import { applySeed } from "../providers/hcloud_sim/control.ts";
-import type { LoadBalancer } from "../providers/hcloud_sim/world.ts";
-import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
+import { applySeed } from "../hcloud_sim/control.ts";
+import type { LoadBalancer } from "../hcloud_sim/world.ts";
+import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { LB_FINALIZER } from "../controllers/service.ts";
 

@@ -13,7 +13,7 @@ import { eventually, quietLogs } from "./helpers.ts";
 import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { HOST_ARCH, imageFiles } from "../testing/image_files.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
 

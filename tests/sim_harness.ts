@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { DEFAULT_SIM_TOKEN, Simulator, type SimulatorOptions } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN, Simulator, type SimulatorOptions } from "../hcloud_sim/simulator.ts";
 import { OpenApiValidator } from "./openapi_validator.ts";
 
 /** Response bodies are checked by the schema validator; tests read them loosely. */

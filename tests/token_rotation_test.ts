@@ -6,7 +6,7 @@
 import { assert, assertEquals } from "./assert.ts";
 import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
 import { eventually } from "./helpers.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { NODES } from "../kube/resources.ts";
 
 const NEW_TOKEN = "n".repeat(64);

@@ -10,8 +10,8 @@ import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode } from "./ccm_harness.ts";
 import { type CcmProcess, spawnCcm } from "./ccm_process.ts";
 import { eventually } from "./helpers.ts";
-import { DEFAULT_SIM_TOKEN } from "../providers/hcloud_sim/simulator.ts";
-import { targetServerIds } from "../providers/hcloud_sim/lb_model.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
+import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NAMESPACES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 

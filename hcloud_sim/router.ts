@@ -4,7 +4,7 @@
  * @module
  */
 import { faults, paginate, type Reply, type SimRequest, sortItems } from "./http_kit.ts";
-import { parseLabelSelector } from "../../lib/label_selector.ts";
+import { parseLabelSelector } from "../lib/label_selector.ts";
 import type { World } from "./world.ts";
 
 /** What handlers can reach. */

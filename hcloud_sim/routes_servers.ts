@@ -4,7 +4,7 @@
  * @module
  */
 import { BodyReader, faults, paginate, type SimRequest, sortItems } from "./http_kit.ts";
-import { validLabels } from "../../lib/label_selector.ts";
+import { validLabels } from "../lib/label_selector.ts";
 import { DATACENTERS, LOAD_BALANCER_TYPES, LOCATIONS, SERVER_TYPES } from "./catalog.ts";
 import { actionReply, byId, type HandlerContext, listResponse, route, type SimRoute } from "./router.ts";
 import type { Action, Server, World } from "./world.ts";

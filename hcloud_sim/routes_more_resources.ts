@@ -7,7 +7,7 @@
  * @module
  */
 import { BodyReader, faults } from "./http_kit.ts";
-import { validLabels } from "../../lib/label_selector.ts";
+import { validLabels } from "../lib/label_selector.ts";
 import { LOCATIONS } from "./catalog.ts";
 import { byId, listResponse, route, type SimRoute } from "./router.ts";
 import type { Reply } from "./http_kit.ts";

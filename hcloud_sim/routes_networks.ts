@@ -4,12 +4,12 @@
  * @module
  */
 import { BodyReader, faults } from "./http_kit.ts";
-import { validLabels } from "../../lib/label_selector.ts";
+import { validLabels } from "../lib/label_selector.ts";
 import { LOCATIONS } from "./catalog.ts";
 import { actionReply, byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";
 import type { Network, World } from "./world.ts";
-import { type Cidr, cidrContains, cidrsOverlap, formatIp, parseCidr } from "../../lib/cidr.ts";
+import { type Cidr, cidrContains, cidrsOverlap, formatIp, parseCidr } from "../lib/cidr.ts";
 
 const PRIVATE = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"].map((c) => parseCidr(c)!);
 const ZONES = [...new Set(LOCATIONS.map((l) => l.network_zone))];

@@ -8,7 +8,7 @@
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { BodyReader, faults } from "./http_kit.ts";
-import { validLabels } from "../../lib/label_selector.ts";
+import { validLabels } from "../lib/label_selector.ts";
 import { byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";
 import type { Certificate, World } from "./world.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { BodyReader, faults } from "./http_kit.ts";
-import { validLabels } from "../../lib/label_selector.ts";
+import { validLabels } from "../lib/label_selector.ts";
 import { datacenterOf, LOCATIONS } from "./catalog.ts";
 import { actionReply, byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { BodyReader, faults } from "./http_kit.ts";
-import { validLabels } from "../../lib/label_selector.ts";
+import { validLabels } from "../lib/label_selector.ts";
 import { LOAD_BALANCER_TYPES, LOCATIONS } from "./catalog.ts";
 import {
   addService,

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { components } from "../hcloud/api_types.ts";
+import type { components } from "../providers/hcloud/api_types.ts";
 import { type BodyReader, faults } from "./http_kit.ts";
-import { parseLabelSelector } from "../../lib/label_selector.ts";
+import { parseLabelSelector } from "../lib/label_selector.ts";
 import type { LoadBalancer, World } from "./world.ts";
-import { parseIp } from "../../lib/cidr.ts";
+import { parseIp } from "../lib/cidr.ts";
 
 type Service = components["schemas"]["load_balancer_service"];
 type Target = components["schemas"]["load_balancer_target"];
