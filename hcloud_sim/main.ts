@@ -4,7 +4,8 @@
  *   deno task sim --port 8080 [--seed file.json] [--action-duration 1s] [--latency 50ms]
  *
  * Point any Hetzner client at it with HCLOUD_ENDPOINT=http://127.0.0.1:8080/v1 and the token it
- * prints.
+ * prints; Robot clients at http://127.0.0.1:8080/robot with the credentials it prints (seed
+ * dedicated servers with `robot_servers` in the seed file).
  *
  * @module
  */
@@ -58,5 +59,9 @@ if (import.meta.main) {
     `token: ${
       values.token === DEFAULT_SIM_TOKEN ? "(default simulator token) " : ""
     }HCLOUD_TOKEN=${values.token}`,
+  );
+  const [user, password] = [...sim.robot.credentials][0].split(":");
+  console.error(
+    `Robot webservice: ROBOT_ENDPOINT=${sim.robotEndpoint} ROBOT_USER=${user} ROBOT_PASSWORD=${password}`,
   );
 }
