@@ -14,21 +14,20 @@ import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
 import { objectKey } from "../kube/informer.ts";
 import { KubeApiError } from "../kube/errors.ts";
-import { NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
 import { warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "./reconcile_policy.ts";
-import { parseGoBool } from "../lib/go_bool.ts";
+import { eligibleNode, EXCLUDE_LABEL, nodeSet, sameLabels } from "./service_nodes.ts";
+import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 
 /** The finalizer that guarantees cleanup in the cloud. */
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 /** The component name on events. */
 export const SERVICE_COMPONENT = "service-controller";
-const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
-const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 const NODE_SYNC_PERIOD_MS = 100_000;
 const SWEEP = "sweep";
 // Balancers deleted outside the CCM are found by one listing per --node-status-update-frequency (the
@@ -50,22 +49,6 @@ export function serviceController(ctx: ControllerContext): Controller | { disabl
   return new ServiceController(ctx, lbs);
 }
 
-function sameLabels(a: Node, b: Node): boolean {
-  const x = a.metadata?.labels ?? {};
-  const y = b.metadata?.labels ?? {};
-  const keys = Object.keys(x);
-  return keys.length === Object.keys(y).length && keys.every((k) => x[k] === y[k]);
-}
-
-/** A Node may receive load-balancer traffic (upstream `stableNodeSetPredicates`). */
-export function eligibleNode(node: Node): boolean {
-  if (node.metadata?.deletionTimestamp) return false;
-  const exclude = node.metadata?.labels?.[EXCLUDE_LABEL];
-  // Upstream excludes the Node unless the label reads as Go's false.
-  if (exclude !== undefined && parseGoBool(exclude) !== false) return false;
-  return !(node.spec?.taints ?? []).some((t) => t.key === AUTOSCALER_TAINT);
-}
-
 class ServiceController implements Controller {
   readonly name = "service-lb-controller";
   readonly #ctx: ControllerContext;
@@ -74,10 +57,9 @@ class ServiceController implements Controller {
   readonly #nodeQueue: WorkQueue;
   readonly #recorder;
   readonly #log = logger("service");
-  readonly #orphansDeleted;
+  readonly #housekeeping: LoadBalancerHousekeeping;
   /** Node set (name + provider ID) each load balancer was last synced with. */
   readonly #synced = new Map<string, string>();
-  #clusterId?: string;
   /** The node set the provider's shared node work (server labels) was last done for. */
   #labeledSet?: string;
   #eligibleCache?: { nodes: Node[]; set: string };
@@ -92,10 +74,7 @@ class ServiceController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
-    this.#orphansDeleted = ctx.metrics.counter(
-      "service_orphan_load_balancers_deleted_total",
-      "Load balancers of this cluster deleted because their Service no longer exists.",
-    );
+    this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs);
     const enqueue = (svc: Service) => {
       if (this.#wants(svc) || hasFinalizer(svc)) this.#queue.add(objectKey(svc));
     };
@@ -137,7 +116,7 @@ class ServiceController implements Controller {
       () => this.#nodeQueue.add(VERIFY),
       this.#ctx.flags.nodeStatusUpdateFrequency,
     );
-    await this.#learnClusterId();
+    await this.#housekeeping.learnClusterId();
     this.#nodeQueue.addAfter(SWEEP, ORPHAN_SWEEP_DELAY_MS);
     this.#nodeQueue.add("sync");
     signal.addEventListener("abort", () => {
@@ -261,35 +240,12 @@ class ServiceController implements Controller {
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 
-  /** The kube-system namespace UID: unique per cluster, so only our own orphans are ever swept. */
-  async #learnClusterId(): Promise<void> {
-    if (!this.#lbs.sweepOrphans) return;
-    try {
-      this.#clusterId = (await this.#ctx.client.get(NAMESPACES, "kube-system")).metadata?.uid;
-      if (this.#clusterId) this.#lbs.setClusterId?.(this.#clusterId);
-    } catch (err) {
-      this.#log.warning(
-        "cannot read the kube-system namespace UID, so orphaned load balancers are not swept: {error}",
-        {
-          error: (err as Error).message,
-        },
-      );
-    }
-  }
-
-  /** Deletes load balancers of this cluster whose Service is gone (created by a request in flight during a crash). */
+  /** Deletes load balancers of this cluster whose Service is gone. */
   async #sweep(): Promise<void> {
-    if (!this.#clusterId || !this.#lbs.sweepOrphans) return;
     const live = new Set(
       this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)).map((s) => s.metadata!.uid!),
     );
-    const deleted = await this.#lbs.sweepOrphans(this.#clusterId, live);
-    if (deleted) {
-      this.#orphansDeleted.inc({}, deleted);
-      this.#log.warning("deleted {n} orphaned load balancer(s) whose Service no longer exists", {
-        n: deleted,
-      });
-    }
+    await this.#housekeeping.sweep(live);
   }
 
   /** Re-ensures every synced Service whose balancer is gone (deleted outside the CCM). */
@@ -297,12 +253,8 @@ class ServiceController implements Controller {
     const synced = this.#ctx.informers.for(SERVICES).list().filter((svc) =>
       this.#synced.has(objectKey(svc)) && this.#wants(svc) && !svc.metadata?.deletionTimestamp
     );
-    if (synced.length === 0) return;
-    const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length);
-    if (!owners) return;
-    for (const svc of synced) {
+    for (const svc of await this.#housekeeping.missing(synced)) {
       const key = objectKey(svc);
-      if (owners.has(svc.metadata!.uid!)) continue;
       this.#log.warning("the load balancer of {service} is gone; recreating it", { service: key });
       this.#recorder.event(
         SERVICES,
@@ -424,10 +376,6 @@ function relevant(svc: Service): string {
     svc.metadata?.deletionTimestamp,
     svc.metadata?.uid,
   ]);
-}
-
-function nodeSet(nodes: Node[]): string {
-  return nodes.map((n) => `${n.metadata?.name}|${n.spec?.providerID ?? ""}`).sort().join(",");
 }
 
 function sameIngress(
