@@ -31,6 +31,8 @@ import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./l
 import { parseProviderId } from "./provider_id.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
+import { type LbAction, planExposure, planShape } from "./lb_plan.ts";
+import { executeLbAction } from "./lb_actions.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -347,89 +349,16 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   /** Labels, name, rDNS, algorithm, type, network, public interface, protection: only what differs. */
+  /** Attributes by plan (lb_plan.ts) and execution (lb_actions.ts), the network step between. */
   async #reconcileAttributes(lb: LB, service: Service, spec: LoadBalancerSpec): Promise<boolean> {
-    const id = lb.id;
-    const path = { params: { path: { id } } };
-    const api = this.#client.api;
-    let changed = false;
-    const uid = service.metadata!.uid!;
-    const wantedName = spec.name && spec.name !== lb.name ? spec.name : undefined;
-    const clusterLabel: Record<string, string> =
-      this.#clusterId && lb.labels?.[CLUSTER_ID_LABEL] !== this.#clusterId
-        ? { [CLUSTER_ID_LABEL]: this.#clusterId }
-        : {};
-    if (lb.labels?.[SERVICE_UID_LABEL] !== uid || wantedName || Object.keys(clusterLabel).length) {
-      await this.#client.call(
-        "update load balancer",
-        api.PUT("/load_balancers/{id}", {
-          ...path,
-          body: {
-            labels: { ...lb.labels, [SERVICE_UID_LABEL]: uid, ...clusterLabel },
-            ...(wantedName ? { name: wantedName } : {}),
-          },
-        }),
-      );
-      changed = true;
-    }
-    for (
-      const [ip, wanted] of [[lb.public_net?.ipv4?.ip, spec.ipv4Rdns], [
-        lb.public_net?.ipv6?.ip,
-        spec.ipv6Rdns,
-      ]] as const
-    ) {
-      const current = ip === lb.public_net?.ipv4?.ip
-        ? lb.public_net?.ipv4?.dns_ptr
-        : lb.public_net?.ipv6?.dns_ptr;
-      if (ip && wanted !== undefined && wanted !== current) {
-        await this.#act(
-          "change rDNS",
-          api.POST("/load_balancers/{id}/actions/change_dns_ptr", { ...path, body: { ip, dns_ptr: wanted } }),
-        );
-        changed = true;
-      }
-    }
-    if (spec.algorithm && spec.algorithm !== lb.algorithm?.type) {
-      await this.#act(
-        "change algorithm",
-        api.POST("/load_balancers/{id}/actions/change_algorithm", {
-          ...path,
-          body: { type: spec.algorithm },
-        }),
-      );
-      changed = true;
-    }
-    if (spec.type && spec.type !== lb.load_balancer_type?.name) {
-      await this.#act(
-        "change type",
-        api.POST("/load_balancers/{id}/actions/change_type", {
-          ...path,
-          body: { load_balancer_type: spec.type },
-        }),
-      );
-      changed = true;
-    }
+    const owner = { serviceUid: service.metadata!.uid!, clusterId: this.#clusterId };
+    const run = async (actions: LbAction[]) => {
+      for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
+      return actions.length > 0;
+    };
+    let changed = await run(planShape(lb, spec, owner));
     changed = (await this.#reconcileNetwork(lb, spec)) || changed;
-    const publicEnabled = lb.public_net?.enabled ?? true;
-    if (spec.disablePublicNetwork !== undefined && spec.disablePublicNetwork === publicEnabled) {
-      await this.#act(
-        "toggle public interface",
-        spec.disablePublicNetwork
-          ? api.POST("/load_balancers/{id}/actions/disable_public_interface", path)
-          : api.POST("/load_balancers/{id}/actions/enable_public_interface", path),
-      );
-      changed = true;
-    }
-    if (spec.protectDelete !== undefined && spec.protectDelete !== (lb.protection?.delete ?? false)) {
-      await this.#act(
-        "change protection",
-        api.POST("/load_balancers/{id}/actions/change_protection", {
-          ...path,
-          body: { delete: spec.protectDelete },
-        }),
-      );
-      changed = true;
-    }
-    return changed;
+    return (await run(planExposure(lb, spec))) || changed;
   }
 
   async #reconcileNetwork(lb: LB, spec: LoadBalancerSpec): Promise<boolean> {

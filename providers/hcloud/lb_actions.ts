@@ -1,0 +1,76 @@
+/**
+ * Runs {@link LbAction}s: one typed Hetzner call per kind, each waited for when it returns an
+ * action (the balancer stays locked until then).
+ *
+ * @module
+ */
+import type { HcloudClient, Schemas } from "./client.ts";
+import type { ActionWaiter } from "./action_waiter.ts";
+import type { LbAction } from "./lb_plan.ts";
+
+/** Executes `action` on balancer `id`. */
+export async function executeLbAction(
+  client: HcloudClient,
+  actions: ActionWaiter,
+  id: number,
+  action: LbAction,
+): Promise<void> {
+  const api = client.api;
+  const path = { params: { path: { id } } };
+  const run = async (
+    what: string,
+    pending: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+  ) => {
+    const data = await client.call(what, pending) as { action?: Schemas["action"] | null };
+    if (data.action) await actions.wait(data.action);
+  };
+  switch (action.kind) {
+    case "update":
+      return await run(
+        "update load balancer",
+        api.PUT("/load_balancers/{id}", {
+          ...path,
+          body: { labels: action.labels, ...(action.name ? { name: action.name } : {}) },
+        }),
+      );
+    case "change_dns_ptr":
+      return await run(
+        "change rDNS",
+        api.POST("/load_balancers/{id}/actions/change_dns_ptr", {
+          ...path,
+          body: { ip: action.ip, dns_ptr: action.dnsPtr },
+        }),
+      );
+    case "change_algorithm":
+      return await run(
+        "change algorithm",
+        api.POST("/load_balancers/{id}/actions/change_algorithm", {
+          ...path,
+          body: { type: action.algorithm },
+        }),
+      );
+    case "change_type":
+      return await run(
+        "change type",
+        api.POST("/load_balancers/{id}/actions/change_type", {
+          ...path,
+          body: { load_balancer_type: action.type },
+        }),
+      );
+    case "public_interface":
+      return await run(
+        "toggle public interface",
+        action.enabled
+          ? api.POST("/load_balancers/{id}/actions/enable_public_interface", path)
+          : api.POST("/load_balancers/{id}/actions/disable_public_interface", path),
+      );
+    case "change_protection":
+      return await run(
+        "change protection",
+        api.POST("/load_balancers/{id}/actions/change_protection", {
+          ...path,
+          body: { delete: action.delete },
+        }),
+      );
+  }
+}

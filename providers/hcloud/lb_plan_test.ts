@@ -1,0 +1,74 @@
+import { assertEquals } from "../../tests/assert.ts";
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { type LbAction, planExposure, planShape } from "./lb_plan.ts";
+import { parseLoadBalancerSpec } from "./lb_annotations.ts";
+import type { components } from "./api_types.ts";
+
+type LB = components["schemas"]["load_balancer"];
+const P = "load-balancer.hetzner.cloud/";
+const OWNED = { "hcloud-ccm/service-uid": "uid-1", "deno-ccm/cluster-id": "c1" };
+
+function lb(patch: Partial<LB> = {}): LB {
+  return {
+    id: 7,
+    name: "web",
+    labels: OWNED,
+    algorithm: { type: "round_robin" },
+    load_balancer_type: { name: "lb11" },
+    public_net: {
+      enabled: true,
+      ipv4: { ip: "192.0.2.1", dns_ptr: "static.example" },
+      ipv6: { ip: "2001:db8::1", dns_ptr: "" },
+    },
+    protection: { delete: false },
+    ...patch,
+  } as LB;
+}
+function spec(annotations: Record<string, string>) {
+  const service: Service = { metadata: { name: "web", uid: "uid-1", annotations } };
+  return parseLoadBalancerSpec(service, {
+    enabled: true,
+    disablePrivateIngress: false,
+    usePrivateIp: false,
+    disableIpv6: false,
+  }).spec;
+}
+const owner = { serviceUid: "uid-1", clusterId: "c1" };
+
+Deno.test("lb plan: each annotation that differs from the balancer becomes one action, in order", () => {
+  const cases: [string, LB, Record<string, string>, LbAction[]][] = [
+    ["in step: nothing", lb(), {}, []],
+    ["a foreign or missing owner label is set, others kept", lb({ labels: { team: "x" } }), {}, [
+      { kind: "update", labels: { team: "x", ...OWNED } },
+    ]],
+    ["rename", lb(), { [`${P}name`]: "shop" }, [{ kind: "update", labels: OWNED, name: "shop" }]],
+    ["rDNS of both families", lb(), { [`${P}ipv4-rdns`]: "a.example", [`${P}ipv6-rdns`]: "b.example" }, [
+      { kind: "change_dns_ptr", ip: "192.0.2.1", dnsPtr: "a.example" },
+      { kind: "change_dns_ptr", ip: "2001:db8::1", dnsPtr: "b.example" },
+    ]],
+    ["the same rDNS: nothing", lb(), { [`${P}ipv4-rdns`]: "static.example" }, []],
+    ["algorithm then type", lb(), { [`${P}algorithm-type`]: "least_connections", [`${P}type`]: "lb21" }, [
+      { kind: "change_algorithm", algorithm: "least_connections" },
+      { kind: "change_type", type: "lb21" },
+    ]],
+  ];
+  for (const [name, current, annotations, want] of cases) {
+    assertEquals(planShape(current, spec(annotations), owner), want, name);
+  }
+});
+
+Deno.test("lb plan: public interface and protection follow only what is annotated", () => {
+  assertEquals(planExposure(lb(), spec({})), []);
+  assertEquals(
+    planExposure(lb(), spec({ [`${P}disable-public-network`]: "true", [`${P}protection-delete`]: "true" })),
+    [
+      { kind: "public_interface", enabled: false },
+      { kind: "change_protection", delete: true },
+    ],
+  );
+  const off = lb({ public_net: { ...lb().public_net, enabled: false } });
+  assertEquals(planExposure(off, spec({ [`${P}disable-public-network`]: "false" })), [
+    { kind: "public_interface", enabled: true },
+  ]);
+  assertEquals(planExposure(off, spec({})), [], "not annotated: left as it is");
+});
