@@ -64,6 +64,30 @@ export async function executeLbAction(
           ? api.POST("/load_balancers/{id}/actions/enable_public_interface", path)
           : api.POST("/load_balancers/{id}/actions/disable_public_interface", path),
       );
+    case "delete_service":
+      return await run(
+        "delete service",
+        api.POST("/load_balancers/{id}/actions/delete_service", {
+          ...path,
+          body: { listen_port: action.listenPort },
+        }),
+      );
+    case "add_service":
+      return await run(
+        "add service",
+        api.POST("/load_balancers/{id}/actions/add_service", {
+          ...path,
+          body: action.service as Schemas["load_balancer_service"],
+        }),
+      );
+    case "update_service":
+      return await run(
+        "update service",
+        api.POST("/load_balancers/{id}/actions/update_service", {
+          ...path,
+          body: action.service as Schemas["update_load_balancer_service"],
+        }),
+      );
     case "change_protection":
       return await run(
         "change protection",

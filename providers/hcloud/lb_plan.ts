@@ -8,6 +8,7 @@
 import type { components } from "./api_types.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
+import { type DesiredService, serviceDiffers } from "./lb_desired.ts";
 
 type LB = components["schemas"]["load_balancer"];
 
@@ -18,7 +19,10 @@ export type LbAction =
   | { kind: "change_algorithm"; algorithm: "round_robin" | "least_connections" }
   | { kind: "change_type"; type: string }
   | { kind: "public_interface"; enabled: boolean }
-  | { kind: "change_protection"; delete: boolean };
+  | { kind: "change_protection"; delete: boolean }
+  | { kind: "delete_service"; listenPort: number }
+  | { kind: "add_service"; service: DesiredService }
+  | { kind: "update_service"; service: DesiredService };
 
 /** Who the balancer belongs to: the Service's UID and this cluster's identity (when known). */
 export interface Ownership {
@@ -69,6 +73,22 @@ export function planExposure(lb: LB, spec: LoadBalancerSpec): LbAction[] {
   }
   if (spec.protectDelete !== undefined && spec.protectDelete !== (lb.protection?.delete ?? false)) {
     actions.push({ kind: "change_protection", delete: spec.protectDelete });
+  }
+  return actions;
+}
+
+/** Services (ports): ports nobody asks for go first (freeing the type's service slots), then adds and updates. */
+export function planServices(lb: LB, desired: DesiredService[]): LbAction[] {
+  const actions: LbAction[] = [];
+  for (const actual of lb.services ?? []) {
+    if (!desired.some((d) => d.listen_port === actual.listen_port)) {
+      actions.push({ kind: "delete_service", listenPort: actual.listen_port });
+    }
+  }
+  for (const want of desired) {
+    const actual = (lb.services ?? []).find((s) => s.listen_port === want.listen_port);
+    if (!actual) actions.push({ kind: "add_service", service: want });
+    else if (serviceDiffers(want, actual)) actions.push({ kind: "update_service", service: want });
   }
   return actions;
 }

@@ -1,6 +1,6 @@
 import { assertEquals } from "../../tests/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { type LbAction, planExposure, planShape } from "./lb_plan.ts";
+import { type LbAction, planExposure, planServices, planShape } from "./lb_plan.ts";
 import { parseLoadBalancerSpec } from "./lb_annotations.ts";
 import type { components } from "./api_types.ts";
 
@@ -71,4 +71,27 @@ Deno.test("lb plan: public interface and protection follow only what is annotate
     { kind: "public_interface", enabled: true },
   ]);
   assertEquals(planExposure(off, spec({})), [], "not annotated: left as it is");
+});
+
+Deno.test("lb plan: unwanted ports are deleted first, missing ones added, changed ones updated", () => {
+  const want = (port: number, destination: number) => ({
+    listen_port: port,
+    destination_port: destination,
+    protocol: "tcp" as const,
+    proxyprotocol: false,
+    health_check: { protocol: "tcp" as const, port: destination, interval: 15, timeout: 10, retries: 3 },
+  });
+  const current = lb({ services: [want(80, 30080), want(8080, 30808)] } as unknown as Partial<LB>);
+  const actions = planServices(current, [want(80, 31000), want(443, 30443)]);
+  assertEquals(
+    actions.map((
+      a,
+    ) => [a.kind, "listenPort" in a ? a.listenPort : "service" in a ? a.service.listen_port : 0]),
+    [
+      ["delete_service", 8080],
+      ["update_service", 80],
+      ["add_service", 443],
+    ],
+  );
+  assertEquals(planServices(current, [want(80, 30080), want(8080, 30808)]), [], "in step: nothing");
 });

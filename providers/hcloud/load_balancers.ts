@@ -13,13 +13,7 @@ import type { HcloudClient, Schemas } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import type { LoadBalancerDefaults } from "./config.ts";
 import { defaultLoadBalancerName, type LoadBalancerSpec, parseLoadBalancerSpec } from "./lb_annotations.ts";
-import {
-  desiredServerIds,
-  type DesiredService,
-  desiredServices,
-  ingressOf,
-  serviceDiffers,
-} from "./lb_desired.ts";
+import { desiredServerIds, type DesiredService, desiredServices, ingressOf } from "./lb_desired.ts";
 import { LbCertificates } from "./lb_certificates.ts";
 import { checkServiceFields } from "./lb_service_fields.ts";
 import { LbLookup } from "./lb_lookup.ts";
@@ -31,7 +25,7 @@ import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./l
 import { parseProviderId } from "./provider_id.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
-import { type LbAction, planExposure, planShape } from "./lb_plan.ts";
+import { type LbAction, planExposure, planServices, planShape } from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
 
 type LB = Schemas["load_balancer"];
@@ -390,44 +384,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return true;
   }
 
+  /** Services (ports) by plan and execution. */
   async #reconcileServices(lb: LB, desired: DesiredService[]): Promise<boolean> {
-    const api = this.#client.api;
-    const path = { params: { path: { id: lb.id } } };
-    let changed = false;
-    for (const actual of lb.services ?? []) {
-      if (desired.some((d) => d.listen_port === actual.listen_port)) continue;
-      await this.#act(
-        "delete service",
-        api.POST("/load_balancers/{id}/actions/delete_service", {
-          ...path,
-          body: { listen_port: actual.listen_port },
-        }),
-      );
-      changed = true;
-    }
-    for (const want of desired) {
-      const actual = (lb.services ?? []).find((s) => s.listen_port === want.listen_port);
-      if (!actual) {
-        await this.#act(
-          "add service",
-          api.POST("/load_balancers/{id}/actions/add_service", {
-            ...path,
-            body: want as Schemas["load_balancer_service"],
-          }),
-        );
-        changed = true;
-      } else if (serviceDiffers(want, actual)) {
-        await this.#act(
-          "update service",
-          api.POST("/load_balancers/{id}/actions/update_service", {
-            ...path,
-            body: want as Schemas["update_load_balancer_service"],
-          }),
-        );
-        changed = true;
-      }
-    }
-    return changed;
+    const actions = planServices(lb, desired);
+    for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
+    return actions.length > 0;
   }
 
   /**
