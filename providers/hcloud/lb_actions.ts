@@ -88,6 +88,19 @@ export async function executeLbAction(
           body: action.service as Schemas["update_load_balancer_service"],
         }),
       );
+    case "remove_target":
+      return await run(
+        "remove target",
+        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: action.target }),
+      );
+    case "add_target":
+      return await run(
+        "add target",
+        api.POST("/load_balancers/{id}/actions/add_target", {
+          ...path,
+          body: { use_private_ip: false, ...action.target },
+        }),
+      );
     case "change_protection":
       return await run(
         "change protection",

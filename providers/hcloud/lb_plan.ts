@@ -22,7 +22,26 @@ export type LbAction =
   | { kind: "change_protection"; delete: boolean }
   | { kind: "delete_service"; listenPort: number }
   | { kind: "add_service"; service: DesiredService }
-  | { kind: "update_service"; service: DesiredService };
+  | { kind: "update_service"; service: DesiredService }
+  | { kind: "remove_target"; target: TargetRef }
+  | { kind: "add_target"; target: TargetRef & { use_private_ip?: boolean } };
+
+/** A target as `add_target`/`remove_target` name it. */
+export type TargetRef =
+  | { type: "server"; server: { id: number } }
+  | { type: "label_selector"; label_selector: { selector: string } }
+  | { type: "ip"; ip: { ip: string } };
+
+type Target = NonNullable<LB["targets"]>[number];
+
+/** The reference that names an existing target in `remove_target`. */
+export function targetRef(target: Target): TargetRef {
+  return target.type === "server"
+    ? { type: "server", server: { id: target.server!.id } }
+    : target.type === "ip"
+    ? { type: "ip", ip: { ip: target.ip!.ip } }
+    : { type: "label_selector", label_selector: { selector: target.label_selector!.selector } };
+}
 
 /** Who the balancer belongs to: the Service's UID and this cluster's identity (when known). */
 export interface Ownership {
@@ -89,6 +108,55 @@ export function planServices(lb: LB, desired: DesiredService[]): LbAction[] {
     const actual = (lb.services ?? []).find((s) => s.listen_port === want.listen_port);
     if (!actual) actions.push({ kind: "add_service", service: want });
     else if (serviceDiffers(want, actual)) actions.push({ kind: "update_service", service: want });
+  }
+  return actions;
+}
+
+/**
+ * One label-selector target: the selector added first, then every other target (the official
+ * CCM's server targets, say) removed, so traffic never loses its backends while migrating. A
+ * changed private-IP flag means remove, then add (the API holds one target per selector). IP
+ * targets are Robot Nodes' and reconciled on their own.
+ */
+export function planLabelTarget(lb: LB, selector: string, usePrivateIp: boolean): LbAction[] {
+  const targets = lb.targets ?? [];
+  const same = (t: Target) => t.type === "label_selector" && t.label_selector?.selector === selector;
+  const mine = (t: Target) => same(t) && (t.use_private_ip ?? false) === usePrivateIp;
+  const actions: LbAction[] = targets.filter((t) => same(t) && !mine(t))
+    .map((t) => ({ kind: "remove_target", target: targetRef(t) }));
+  if (!targets.some(mine)) {
+    actions.push({
+      kind: "add_target",
+      target: { type: "label_selector", label_selector: { selector }, use_private_ip: usePrivateIp },
+    });
+  }
+  for (const t of targets) {
+    if (!same(t) && t.type !== "ip") actions.push({ kind: "remove_target", target: targetRef(t) });
+  }
+  return actions;
+}
+
+/**
+ * Server targets: foreign and stale ones (or ones with the wrong private-IP flag) removed, missing
+ * ones added in the order given; whether an add still fits the type is decided while executing.
+ */
+export function planServerTargets(lb: LB, ids: number[], usePrivateIp: boolean): LbAction[] {
+  const wanted = new Set(ids);
+  const keep = new Set<number>();
+  const actions: LbAction[] = [];
+  for (const t of lb.targets ?? []) {
+    if (t.type === "ip") continue;
+    const id = t.type === "server" ? t.server?.id : undefined;
+    if (id !== undefined && wanted.has(id) && (t.use_private_ip ?? false) === usePrivateIp) keep.add(id);
+    else actions.push({ kind: "remove_target", target: targetRef(t) });
+  }
+  for (const id of ids) {
+    if (!keep.has(id)) {
+      actions.push({
+        kind: "add_target",
+        target: { type: "server", server: { id }, use_private_ip: usePrivateIp },
+      });
+    }
   }
   return actions;
 }

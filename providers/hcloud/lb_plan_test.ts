@@ -1,6 +1,13 @@
 import { assertEquals } from "../../tests/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { type LbAction, planExposure, planServices, planShape } from "./lb_plan.ts";
+import {
+  type LbAction,
+  planExposure,
+  planLabelTarget,
+  planServerTargets,
+  planServices,
+  planShape,
+} from "./lb_plan.ts";
 import { parseLoadBalancerSpec } from "./lb_annotations.ts";
 import type { components } from "./api_types.ts";
 
@@ -94,4 +101,41 @@ Deno.test("lb plan: unwanted ports are deleted first, missing ones added, change
     ],
   );
   assertEquals(planServices(current, [want(80, 30080), want(8080, 30808)]), [], "in step: nothing");
+});
+
+Deno.test("lb plan: a label-selector target replaces server targets add-first; Robot IP targets stay", () => {
+  const current = lb({
+    targets: [
+      { type: "server", server: { id: 1 }, use_private_ip: false },
+      { type: "ip", ip: { ip: "198.51.100.1" } },
+    ],
+  } as unknown as Partial<LB>);
+  assertEquals(planLabelTarget(current, "k=v", false), [
+    {
+      kind: "add_target",
+      target: { type: "label_selector", label_selector: { selector: "k=v" }, use_private_ip: false },
+    },
+    { kind: "remove_target", target: { type: "server", server: { id: 1 } } },
+  ]);
+  const flagged = lb({
+    targets: [{ type: "label_selector", label_selector: { selector: "k=v" }, use_private_ip: false }],
+  } as unknown as Partial<LB>);
+  assertEquals(planLabelTarget(flagged, "k=v", false), [], "in step: nothing");
+  assertEquals(planLabelTarget(flagged, "k=v", true).map((a) => a.kind), ["remove_target", "add_target"]);
+});
+
+Deno.test("lb plan: server targets: stale and wrong-flag ones removed first, missing ones added in order", () => {
+  const current = lb({
+    targets: [
+      { type: "server", server: { id: 1 }, use_private_ip: false },
+      { type: "server", server: { id: 2 }, use_private_ip: true },
+      { type: "server", server: { id: 9 }, use_private_ip: false },
+      { type: "ip", ip: { ip: "198.51.100.1" } },
+    ],
+  } as unknown as Partial<LB>);
+  const plan = planServerTargets(current, [1, 2, 3], false);
+  assertEquals(
+    plan.map((a) => `${a.kind} ${"target" in a && a.target.type === "server" ? a.target.server.id : "?"}`),
+    ["remove_target 2", "remove_target 9", "add_target 2", "add_target 3"],
+  );
 });

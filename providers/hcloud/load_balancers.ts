@@ -25,7 +25,14 @@ import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./l
 import { parseProviderId } from "./provider_id.ts";
 import type { ServerLabeler } from "./server_labeler.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
-import { type LbAction, planExposure, planServices, planShape } from "./lb_plan.ts";
+import {
+  type LbAction,
+  planExposure,
+  planLabelTarget,
+  planServerTargets,
+  planServices,
+  planShape,
+} from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
 
 type LB = Schemas["load_balancer"];
@@ -396,43 +403,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
    * official CCM, say) removed, so traffic never loses its backends while migrating.
    */
   async #reconcileLabelTarget(lb: LB, selector: string, spec: LoadBalancerSpec): Promise<boolean> {
-    const api = this.#client.api;
-    const path = { params: { path: { id: lb.id } } };
-    const mine = (t: NonNullable<LB["targets"]>[number]) =>
-      t.type === "label_selector" && t.label_selector?.selector === selector &&
-      (t.use_private_ip ?? false) === spec.usePrivateIp;
-    let changed = false;
-    // The API holds one target per selector: a changed private-IP flag means remove, then add.
-    for (const target of lb.targets ?? []) {
-      if (target.type !== "label_selector" || target.label_selector?.selector !== selector || mine(target)) {
-        continue;
-      }
-      await this.#act(
-        "remove target",
-        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
-      );
-      changed = true;
-    }
-    if (!(lb.targets ?? []).some(mine)) {
-      await this.#act(
-        "add target",
-        api.POST("/load_balancers/{id}/actions/add_target", {
-          ...path,
-          body: { type: "label_selector", label_selector: { selector }, use_private_ip: spec.usePrivateIp },
-        }),
-      );
-      changed = true;
-    }
-    for (const target of lb.targets ?? []) {
-      // IP targets are Robot Nodes' (reconciled on their own).
-      if (mine(target) || target.label_selector?.selector === selector || target.type === "ip") continue;
-      await this.#act(
-        "remove target",
-        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
-      );
-      changed = true;
-    }
-    return changed;
+    const actions = planLabelTarget(lb, selector, spec.usePrivateIp);
+    for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
+    return actions.length > 0;
   }
 
   /** Label-selector balancers: Robot Nodes' IP targets follow the node set (no call when unchanged). */
@@ -495,31 +468,21 @@ export class HcloudLoadBalancers implements LoadBalancers {
         const p = parseProviderId(n.spec?.providerID);
         return p.kind === "cloud" && p.id === id;
       })?.metadata?.name;
-    const api = this.#client.api;
-    const path = { params: { path: { id: lb.id } } };
-    const wanted = new Set(ids);
+    const max = lb.load_balancer_type?.max_targets ?? Infinity;
+    // What stays counts against the type's limit; each add is checked against it as it goes.
+    let count = (lb.targets ?? []).filter((t) => t.type === "server").length;
     let changed = false;
-    const keep = new Set<number>();
-    for (const target of lb.targets ?? []) {
-      if (target.type === "ip") continue; // Robot Nodes' (reconciled on their own)
-      const serverId = target.type === "server" ? target.server?.id : undefined;
-      if (
-        serverId !== undefined && wanted.has(serverId) &&
-        (target.use_private_ip ?? false) === spec.usePrivateIp
-      ) {
-        keep.add(serverId);
+    for (const action of planServerTargets(lb, ids, spec.usePrivateIp)) {
+      if (action.kind === "remove_target") {
+        await executeLbAction(this.#client, this.#actions, lb.id, action);
+        if (action.target.type === "server") count--;
+        changed = true;
         continue;
       }
-      await this.#act(
-        "remove target",
-        api.POST("/load_balancers/{id}/actions/remove_target", { ...path, body: targetRef(target) }),
-      );
-      changed = true;
-    }
-    const max = lb.load_balancer_type?.max_targets ?? Infinity;
-    for (const id of ids) {
-      if (keep.has(id)) continue;
-      if (keep.size >= max) {
+      const id = action.kind === "add_target" && action.target.type === "server"
+        ? action.target.server.id
+        : -1;
+      if (count >= max) {
         warnings.push({
           reason: "MaxTargetsReached",
           message: `load balancer ${lb.name} (type ${lb.load_balancer_type?.name}) allows ${max} targets; ` +
@@ -529,14 +492,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
         continue;
       }
       try {
-        await this.#act(
-          "add target",
-          api.POST("/load_balancers/{id}/actions/add_target", {
-            ...path,
-            body: { type: "server", server: { id }, use_private_ip: spec.usePrivateIp },
-          }),
-        );
-        keep.add(id);
+        await executeLbAction(this.#client, this.#actions, lb.id, action);
+        count++;
         changed = true;
       } catch (err) {
         if (!(err instanceof CloudApiError && err.code === "resource_limit_exceeded")) throw err;
@@ -564,15 +521,6 @@ function warnTooManyTargets(
     message: `${eligible} eligible Nodes, but load balancer type ${type?.name} allows ${max} targets: ` +
       `only ${max} receive traffic; choose a larger type (annotation load-balancer.hetzner.cloud/type)`,
   });
-}
-
-/** The body that names an existing target in `remove_target`. */
-function targetRef(target: NonNullable<LB["targets"]>[number]) {
-  return target.type === "server"
-    ? { type: "server" as const, server: { id: target.server!.id } }
-    : target.type === "ip"
-    ? { type: "ip" as const, ip: { ip: target.ip!.ip } }
-    : { type: "label_selector" as const, label_selector: { selector: target.label_selector!.selector } };
 }
 
 /** The Nodes the Service's `node-selector` admits (all without one). */
