@@ -61,6 +61,10 @@ export interface LoadBalancerSpec {
   ipv4Rdns?: string;
   ipv6Rdns?: string;
   protectDelete?: boolean;
+  /** `http-managed-certificate-acme-staging`: the managed certificate comes from Let's Encrypt's staging CA. */
+  acmeStaging: boolean;
+  /** Whether `type` was annotated (the official CCM warns on every sync when no type is configured). */
+  typeAnnotated: boolean;
   /** `public-net-ipv4` / `-ipv6`: Primary IP IDs the balancer is created with (creation only). */
   publicNetIpv4?: number;
   publicNetIpv6?: number;
@@ -277,6 +281,9 @@ export function parseLoadBalancerSpec(
     ipv6Rdns: name("ipv6-rdns", HOSTNAME, "hostname for reverse DNS"),
     protectDelete: bool("protection-delete"),
     adoptExisting: bool("adopt-existing") ?? false,
+    // The official CCM compares the text with "true" exactly.
+    acmeStaging: raw("http-managed-certificate-acme-staging") === "true",
+    typeAnnotated: !!raw("type"),
     publicNetIpv4: int("public-net-ipv4", 1, Number.MAX_SAFE_INTEGER),
     publicNetIpv6: int("public-net-ipv6", 1, Number.MAX_SAFE_INTEGER),
   };

@@ -106,12 +106,7 @@ export class LbCertificates {
     const existing = await this.#byName(name);
     if (existing) return await this.#adopt(existing, uid, spec);
     const labels: Record<string, string> = { [UID_LABEL]: uid };
-    if (
-      service.metadata?.annotations?.["load-balancer.hetzner.cloud/http-managed-certificate-acme-staging"] ===
-        "true"
-    ) {
-      labels["HC-Use-Staging-CA"] = "true";
-    }
+    if (spec.acmeStaging) labels["HC-Use-Staging-CA"] = "true";
     const created = await this.client.call(
       "create certificate",
       this.client.api.POST("/certificates", {

@@ -74,8 +74,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
-    return service.metadata?.annotations?.["load-balancer.hetzner.cloud/name"] ||
-      defaultLoadBalancerName(service);
+    return parseLoadBalancerSpec(service, this.#defaults).spec.name || defaultLoadBalancerName(service);
   }
 
   async getLoadBalancer(_cluster: string, service: Service): Promise<LoadBalancerStatus | undefined> {
@@ -88,7 +87,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   async ensureLoadBalancer(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
     // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails.
     const unconfigured: ProviderWarning[] =
-      service.metadata?.annotations?.["load-balancer.hetzner.cloud/type"] || this.#defaults.type ? [] : [{
+      parseLoadBalancerSpec(service, this.#defaults).spec.typeAnnotated || this.#defaults.type ? [] : [{
         reason: "LoadBalancerTypeUnconfigured",
         message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
           'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
