@@ -96,7 +96,7 @@ class NodeController implements Controller {
     }
     let meta;
     try {
-      meta = await this.#instances.instanceMetadata(node);
+      meta = await this.#instances.instanceMetadata(node, "initialize");
     } catch (err) {
       if (err instanceof TerminalError) {
         // Not ours (a Robot server, say): leave the Node alone until it changes.

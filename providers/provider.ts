@@ -46,9 +46,17 @@ export interface Instances {
   instanceExists(node: Node): Promise<boolean>;
   /** True when the machine exists but is powered off (the Node gets the shutdown taint). */
   instanceShutdown(node: Node): Promise<boolean>;
-  /** The Node's metadata, or `undefined` when no machine matches it (the Node stays tainted). */
-  instanceMetadata(node: Node): Promise<InstanceMetadata | undefined>;
+  /**
+   * The Node's metadata, or `undefined` when no machine matches it (the Node stays tainted).
+   * `purpose` says how fresh the answer must be: `initialize` needs a machine list newer than the
+   * Node only (type, location and addresses do not change under a joining Node, so a burst of
+   * joins can share one list); `refresh` (the default) wants current addresses.
+   */
+  instanceMetadata(node: Node, purpose?: MetadataPurpose): Promise<InstanceMetadata | undefined>;
 }
+
+/** Why the node controller asks for metadata (see {@link Instances.instanceMetadata}). */
+export type MetadataPurpose = "initialize" | "refresh";
 
 /** One `status.loadBalancer.ingress` entry. */
 export interface LoadBalancerIngress {

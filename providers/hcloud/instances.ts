@@ -5,7 +5,7 @@
  * @module
  */
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
-import type { InstanceMetadata, Instances } from "../provider.ts";
+import type { InstanceMetadata, Instances, MetadataPurpose } from "../provider.ts";
 import { CloudApiError, TerminalError } from "../errors.ts";
 import type { HcloudClient } from "./client.ts";
 import type { AddressFamily } from "./config.ts";
@@ -17,7 +17,7 @@ import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./server_labe
 import type { RobotServers } from "./robot_servers.ts";
 import { RobotInstances } from "./robot_instances.ts";
 import { attachWarnings } from "../errors.ts";
-import { PROVIDED_NODE_IP, UNINITIALIZED_TAINT } from "../../kube/well_known.ts";
+import { PROVIDED_NODE_IP } from "../../kube/well_known.ts";
 import { parseProviderId } from "./provider_id.ts";
 
 const INIT_MAX_AGE_MS = 300_000;
@@ -126,7 +126,10 @@ export class HcloudInstances implements Instances {
   }
 
   /** Metadata of the Node's server, or undefined when none matches it. */
-  async instanceMetadata(node: Node): Promise<InstanceMetadata | undefined> {
+  async instanceMetadata(
+    node: Node,
+    purpose: MetadataPurpose = "refresh",
+  ): Promise<InstanceMetadata | undefined> {
     const parsed = parseProviderId(node.spec?.providerID);
     if (parsed.kind === "robot") {
       if (!this.#robot) {
@@ -137,7 +140,7 @@ export class HcloudInstances implements Instances {
     if (parsed.kind === "foreign") {
       throw new TerminalError(`provider ID "${parsed.raw}" ${parsed.why}; the Node is left alone`);
     }
-    const server = await this.#find(node);
+    const server = await this.#find(node, purpose);
     const robotServer = parsed.kind === "none" ? await this.#robot?.byName(node) : undefined;
     if (server && robotServer) {
       const message = `Node ${node.metadata?.name} could not be uniquely associated with a Cloud or Robot ` +
@@ -200,13 +203,13 @@ export class HcloudInstances implements Instances {
    * when exactly one server has it. The snapshot must be newer than the Node, so a server created
    * just before its Node is never missed.
    */
-  async #find(node: Node): Promise<ServerInfo | undefined> {
+  async #find(node: Node, purpose: MetadataPurpose = "refresh"): Promise<ServerInfo | undefined> {
     // creationTimestamp has one-second resolution, so this may accept a list up to a second older
     // than the Node; misses are retried, and a deletion is always confirmed by a direct lookup.
     const created = Date.parse(node.metadata?.creationTimestamp ?? "") || 0;
     // Initialization only needs a list newer than the Node (a server's type, location and IPs
     // do not change under it), so a burst of joining Nodes shares one list however long it takes.
-    if ((node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)) {
+    if (purpose === "initialize") {
       const found = lookup(
         await this.#cache.get({ notBefore: created, maxAgeMs: INIT_MAX_AGE_MS }),
         node,
