@@ -92,8 +92,11 @@ export interface LoadBalancerResult extends LoadBalancerStatus {
 
 /** Load balancers for Services of type LoadBalancer. */
 export interface LoadBalancers {
-  /** The current status, or `undefined` when no balancer exists for the Service. */
-  getLoadBalancer(clusterName: string, service: Service): Promise<LoadBalancerStatus | undefined>;
+  /**
+   * Optional: the current status, or `undefined` when no balancer exists for the Service. The
+   * controllers do not need it (ensure and delete look the balancer up themselves); tools may.
+   */
+  getLoadBalancer?(clusterName: string, service: Service): Promise<LoadBalancerStatus | undefined>;
   /** The balancer's name in the cloud (default: `"a"` + UID without dashes, 32 characters). */
   getLoadBalancerName(clusterName: string, service: Service): string;
   /** Creates or updates the balancer so it serves `service` on `nodes`; returns its status. */
