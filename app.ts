@@ -20,6 +20,7 @@ import { Conditions } from "./lib/conditions.ts";
 import { logger, redact } from "./lib/log.ts";
 import { processMetrics } from "./lib/process_metrics.ts";
 import { ConfigError } from "./config/config_error.ts";
+import { INFORMER_TRANSFORMS } from "./controllers/node_metadata.ts";
 
 /** Everything {@link runApp} needs, already validated. */
 export interface AppOptions {
@@ -179,7 +180,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     const startControllers = (leading: AbortSignal) => {
       state.leading = true;
       options.provider.fence?.(leading);
-      const informers = new InformerFactory(client);
+      const informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
       const ctx = {
         client,
         informers,

@@ -107,3 +107,27 @@ export function sameAddresses(a: NodeAddress[] = [], b: NodeAddress[] = []): boo
 export function isReady(node: Node): boolean {
   return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 }
+
+/** Node status fields no controller reads (kubelets report them; images alone are ~10 kB a Node). */
+const UNREAD_NODE_STATUS = [
+  "images",
+  "nodeInfo",
+  "capacity",
+  "allocatable",
+  "daemonEndpoints",
+  "volumesInUse",
+  "volumesAttached",
+  "config",
+  "runtimeHandlers",
+  "features",
+];
+
+/** The Node informer's transform: drops the status fields above before a Node is cached. */
+export function trimNodeStatus(object: unknown): unknown {
+  const status = (object as { status?: Record<string, unknown> }).status;
+  if (status) { for (const field of UNREAD_NODE_STATUS) delete status[field]; }
+  return object;
+}
+
+/** Informer transforms of the controllers, by resource plural. */
+export const INFORMER_TRANSFORMS: Record<string, (object: unknown) => unknown> = { nodes: trimNodeStatus };

@@ -32,6 +32,11 @@ export interface InformerOptions {
   watchdogMs?: number;
   /** Delay after failures (default 800 ms doubling to 30 s, up to +100 % jitter). */
   backoff?: BackoffOptions;
+  /**
+   * Cuts each object down as it arrives (before it is cached), after the generic trimming of
+   * managed fields and kubectl's last-applied annotation: what no controller reads need not be held.
+   */
+  transform?: (object: unknown) => unknown;
 }
 
 interface Meta {
@@ -63,6 +68,11 @@ export class Informer<T> {
     this.#type = type;
     this.#options = options;
     this.#log = logger("informer", type.plural);
+  }
+
+  #trim(object: T): T {
+    const trimmed = trim(object);
+    return this.#options.transform ? this.#options.transform(trimmed) as T : trimmed;
   }
 
   /** Adds handlers; objects already cached are replayed to them as adds. */
@@ -148,7 +158,7 @@ export class Informer<T> {
     const list = await this.#client.listAll(
       this.#type,
       { namespace, labelSelector, fieldSelector, signal, limit: 100 },
-      trim,
+      (item) => this.#trim(item),
     );
     this.listCount++;
     const previous = this.#cache;
@@ -205,7 +215,7 @@ export class Informer<T> {
             s.message ?? "",
           );
         }
-        const object = trim(event.object as T);
+        const object = this.#trim(event.object as T);
         const version = rv(object);
         if (event.type !== "BOOKMARK") this.#apply(event.type, object);
         if (version) this.#resourceVersion = version;
@@ -255,34 +265,18 @@ export class Informer<T> {
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
-/** Node status fields no controller reads (kubelets report them; images alone are ~10 kB a Node). */
-const UNREAD_NODE_STATUS = [
-  "images",
-  "nodeInfo",
-  "capacity",
-  "allocatable",
-  "daemonEndpoints",
-  "volumesInUse",
-  "volumesAttached",
-  "config",
-  "runtimeHandlers",
-  "features",
-];
-
 /**
- * Keeps in the cache only what controllers may read: drops `metadata.managedFields`, kubectl's
- * last-applied-configuration annotation (a full copy of the object) and the Node status fields
- * above. Writes are patches, so a trimmed object is never sent back.
+ * Keeps in the cache only what controllers may read: drops `metadata.managedFields` and kubectl's
+ * last-applied-configuration annotation (a full copy of the object). Writes are patches, so a
+ * trimmed object is never sent back.
  */
 function trim<T>(object: T): T {
   const o = object as {
     metadata?: { managedFields?: unknown; annotations?: Record<string, string> };
-    status?: Record<string, unknown>;
   };
   if (o.metadata?.managedFields) delete o.metadata.managedFields;
   const annotations = o.metadata?.annotations;
   if (annotations?.[LAST_APPLIED]) delete annotations[LAST_APPLIED];
-  if (o.status) { for (const field of UNREAD_NODE_STATUS) delete o.status[field]; }
   return object;
 }
 

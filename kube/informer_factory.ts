@@ -15,9 +15,17 @@ export class InformerFactory {
   #signal?: AbortSignal;
   readonly #runs: Promise<void>[] = [];
 
-  constructor(client: KubeClient, defaults: InformerOptions = {}) {
+  readonly #transforms: Partial<Record<string, (object: unknown) => unknown>>;
+
+  /** `transforms` by resource plural (e.g. `nodes`): what to cut from those objects as they arrive. */
+  constructor(
+    client: KubeClient,
+    defaults: InformerOptions = {},
+    transforms: Partial<Record<string, (object: unknown) => unknown>> = {},
+  ) {
     this.#client = client;
     this.#defaults = defaults;
+    this.#transforms = transforms;
   }
 
   /** The shared informer of `type` (created on first use; started at once if the factory runs). */
@@ -25,7 +33,12 @@ export class InformerFactory {
     const key = `${type.apiVersion}/${type.plural}`;
     let informer = this.#informers.get(key) as Informer<T> | undefined;
     if (!informer) {
-      informer = new Informer(this.#client, type, this.#defaults);
+      const transform = this.#transforms[type.plural];
+      informer = new Informer(
+        this.#client,
+        type,
+        transform ? { ...this.#defaults, transform } : this.#defaults,
+      );
       this.#informers.set(key, informer as Informer<unknown>);
       if (this.#signal) this.#runs.push(informer.run(this.#signal));
     }

@@ -13,6 +13,7 @@ import type { Controller, ControllerContext, ControllerFactory } from "../contro
 import { makeRecorderFactory } from "../controllers/manager.ts";
 import type { CloudProvider } from "../providers/provider.ts";
 import { MemoryApiserver } from "./memory_apiserver.ts";
+import { INFORMER_TRANSFORMS } from "../controllers/node_metadata.ts";
 
 /** A controller wired to an in-memory apiserver and `provider`. */
 export interface ControllerUnderTest {
@@ -36,7 +37,7 @@ export function newController(
   if (errors.length) throw new Error(errors.join("; "));
   const apiserver = new MemoryApiserver();
   const client = new KubeClient(apiserver);
-  const informers = new InformerFactory(client);
+  const informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
   const ctx: ControllerContext = {
     client,
     informers,

@@ -13,6 +13,7 @@ import { LeaderElector } from "../kube/leader_election.ts";
 import { EVENTS, LEASES, NODES } from "../kube/resources.ts";
 import { HttpTransport, type KubeRequest, type KubeTransport } from "../kube/transport.ts";
 import { eventually, quietLogs } from "./helpers.ts";
+import { trimNodeStatus } from "../controllers/node_metadata.ts";
 
 /** Delegates to a real transport, but can cut the connection (watches only, or everything). */
 class GatedTransport implements KubeTransport {
@@ -207,7 +208,10 @@ Deno.test({
       );
 
       await t.step("the informer cache keeps no managedFields, Node images or node info", async () => {
-        const informer = new Informer(await newClient(), NODES, { labelSelector: "set=trim" });
+        const informer = new Informer(await newClient(), NODES, {
+          labelSelector: "set=trim",
+          transform: trimNodeStatus,
+        });
         void informer.run(stop.signal);
         await informer.waitForSync(stop.signal);
         await client.create(NODES, node("trim-1", { set: "trim" }));
