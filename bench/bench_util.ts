@@ -4,7 +4,7 @@
  * @module
  */
 import type { KubeClient } from "../kube/client.ts";
-import { registerNode } from "../tests/ccm_harness.ts";
+import { registerNode } from "../testing/ccm_harness.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 
 /**

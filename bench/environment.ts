@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { TestCluster } from "../tests/kube_cluster.ts";
-import { adminClient } from "../tests/ccm_harness.ts";
-import { spawnCcm } from "../tests/ccm_process.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { adminClient } from "../testing/ccm_harness.ts";
+import { spawnCcm } from "../testing/ccm_process.ts";
 import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { TARGET_LABEL } from "../providers/hcloud/server_labeler.ts";

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { TestCluster } from "../tests/kube_cluster.ts";
-import { type FaultScenarioOptions, runFaultScenario } from "../tests/fault_scenario.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { type FaultScenarioOptions, runFaultScenario } from "../testing/fault_scenario.ts";
 import { Simulator } from "../hcloud_sim/simulator.ts";
 import type { ScenarioResult } from "./report.ts";
 

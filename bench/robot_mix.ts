@@ -8,7 +8,7 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
-import { registerNode } from "../tests/ccm_harness.ts";
+import { registerNode } from "../testing/ccm_harness.ts";
 import { ROBOT_LIMITS } from "../hcloud_sim/robot.ts";
 import { createNodes, ingressCount, initTimes, quantile, waitFor } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";

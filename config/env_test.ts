@@ -1,4 +1,4 @@
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { ENV_VARS, readEnv } from "./env.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;

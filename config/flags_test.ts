@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../tests/assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 import { helpText, parseFlags } from "./flags.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { resolveControllers } from "./controllers_flag.ts";

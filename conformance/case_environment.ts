@@ -12,8 +12,8 @@ import { HttpTransport } from "../kube/transport.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
 import { LOAD_BALANCER_TYPES, LOCATIONS } from "../hcloud_sim/catalog.ts";
-import { TestCluster } from "../tests/kube_cluster.ts";
-import { type CcmProcess, spawnCcm } from "../tests/ccm_process.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { type CcmProcess, spawnCcm } from "../testing/ccm_process.ts";
 import type { Case, NodeSpec, ServerSeed, ServiceSpec, Step } from "./case_file.ts";
 import { substitute } from "./case_file.ts";
 

@@ -1,4 +1,4 @@
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { comparePhases } from "./compare.ts";
 import type { Phase, PhaseState } from "./case_file.ts";
 

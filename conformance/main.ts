@@ -18,7 +18,7 @@ import { comparePhases, type Difference } from "./compare.ts";
 import { LISTED_DIFFERENCES, listedFor } from "./differences.ts";
 import { README_CONVERGENCE } from "./convergence.ts";
 import { type CaseRun, runCase } from "./run_case.ts";
-import { quietLogs } from "../tests/helpers.ts";
+import { quietLogs } from "../testing/helpers.ts";
 import { normalizeMarkdown, renderSection, withSection } from "./readme_section.ts";
 
 /** One case's verdict. */

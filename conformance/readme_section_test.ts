@@ -1,4 +1,4 @@
-import { assert, assertEquals, assertThrows } from "../tests/assert.ts";
+import { assert, assertEquals, assertThrows } from "../testing/assert.ts";
 import { normalizeMarkdown, renderSection, withSection } from "./readme_section.ts";
 
 const results = [

@@ -1,5 +1,5 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals, assertThrows } from "../tests/assert.ts";
+import { assertEquals, assertThrows } from "../testing/assert.ts";
 import { initLabels, labelRepairs, nodeAddresses, PROVIDED_NODE_IP, sameAddresses } from "./node_metadata.ts";
 
 const cloud = [

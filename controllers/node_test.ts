@@ -2,7 +2,7 @@
  * The node and node lifecycle controllers against the fake provider and an in-memory apiserver.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { newController } from "../testing/controller_harness.ts";
 import { FakeProvider } from "../providers/fake/fake_provider.ts";
 import { nodeController } from "./node.ts";

@@ -1,4 +1,4 @@
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { reconcilePolicy } from "./reconcile_policy.ts";
 import { CloudApiError, RetryAfterError, TerminalError } from "../providers/errors.ts";
 import { KubeApiError } from "../kube/errors.ts";

@@ -3,7 +3,7 @@
  * contract (a route names its target Node) is what decides, not the hcloud provider's habits.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { newController } from "../testing/controller_harness.ts";
 import { FakeProvider } from "../providers/fake/fake_provider.ts";
 import { routeController } from "./route.ts";

@@ -2,7 +2,7 @@
  * The service controller against the fake provider and an in-memory apiserver.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { newController } from "../testing/controller_harness.ts";
 import { FakeProvider } from "../providers/fake/fake_provider.ts";
 import { serviceController } from "./service.ts";

@@ -1,5 +1,5 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { SYNCED_LABELS_ANNOTATION as A, syncedLabelsPatch } from "./synced_labels.ts";
 
 const node = (labels: Record<string, string>, written?: string): Node => ({

@@ -10,8 +10,8 @@
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { TestCluster } from "../tests/kube_cluster.ts";
-import { adminClient, registerNode, startCcm } from "../tests/ccm_harness.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
 import { Simulator } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEMO_SEED } from "../hcloud_sim/main.ts";

@@ -3,13 +3,13 @@
  *
  * - With `--kubeconfig`, `KUBECONFIG` or in-cluster variables, it runs `main.ts` against that
  *   cluster with the given flags and `HCLOUD_*` environment (the real thing).
- * - Otherwise it brings up the embedded defaults: a local kube-apiserver + etcd (tests/kube_cluster.ts),
+ * - Otherwise it brings up the embedded defaults: a local kube-apiserver + etcd (testing/kube_cluster.ts),
  *   the Hetzner API simulator with a demo project, Nodes for the demo servers, and the CCM against
  *   both. Ctrl-C stops everything.
  *
  * @module
  */
-import { TestCluster } from "../tests/kube_cluster.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
 import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEMO_SEED } from "../hcloud_sim/main.ts";

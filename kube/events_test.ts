@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../tests/assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 import { capMessage, EVENT_MESSAGE_MAX } from "./events.ts";
 
 Deno.test("events: messages are capped at 1 kB with a note of what was cut", () => {

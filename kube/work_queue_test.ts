@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../tests/assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 import { runWorkers, WorkQueue } from "./work_queue.ts";
 import { Registry } from "../lib/metrics.ts";
 

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../tests/assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 import { cidrContains, cidrsOverlap, formatIp, parseCidr, parseIp } from "./cidr.ts";
 
 Deno.test("cidr: parse, canonicalize, contain and overlap (IPv4 and IPv6)", () => {

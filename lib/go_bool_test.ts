@@ -1,4 +1,4 @@
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { parseGoBool } from "./go_bool.ts";
 
 Deno.test("go bool: Go's spellings, nothing else", () => {

@@ -1,4 +1,4 @@
-import { assertEquals, assertThrows } from "../tests/assert.ts";
+import { assertEquals, assertThrows } from "../testing/assert.ts";
 import { parseLabelSelector, validLabels } from "./label_selector.ts";
 
 Deno.test("label selector: every operator", () => {

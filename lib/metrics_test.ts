@@ -1,4 +1,4 @@
-import { assertEquals, assertMatch } from "../tests/assert.ts";
+import { assertEquals, assertMatch } from "../testing/assert.ts";
 import { Registry } from "./metrics.ts";
 
 Deno.test("metrics: counters, gauges and histograms render in the Prometheus text format", () => {

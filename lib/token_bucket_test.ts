@@ -1,4 +1,4 @@
-import { assertEquals } from "../tests/assert.ts";
+import { assertEquals } from "../testing/assert.ts";
 import { TokenBucket } from "./token_bucket.ts";
 
 Deno.test("token bucket: burst first, then qps", async () => {

@@ -1,5 +1,5 @@
 /** The contract's `@example` (a provider from a fixed list of machines) compiles and runs. */
-import { assert } from "../tests/assert.ts";
+import { assert } from "../testing/assert.ts";
 
 Deno.test("provider contract: the @example in provider.ts runs", async () => {
   const out = await new Deno.Command(Deno.execPath(), {

@@ -4,7 +4,7 @@
  * (promtool unit tests in tests/fixtures/alert_rules_test.yaml). That the metrics they query exist is
  * checked against a running CCM in tests/ship_test.ts.
  */
-import { assert } from "./assert.ts";
+import { assert } from "../testing/assert.ts";
 import { renderChart } from "../testing/helm.ts";
 import { stringify } from "yaml";
 

@@ -5,8 +5,8 @@
  * bad values fail at install time naming the value; and a release of the official chart's shape is
  * upgraded to ours and rolled back, keeping its objects.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
 import { parseFlags } from "../config/flags.ts";
 import {
   CHART,

@@ -1,7 +1,7 @@
 /**
  * The README's first command converges and exits 0 with `--once`.
  */
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 
 Deno.test("demo --once converges: nodes initialized and routed, the Service has ingress", async () => {
   const out = await new Deno.Command(Deno.execPath(), {

@@ -8,7 +8,7 @@
  */
 import { parse } from "@cdktf/hcl2json";
 import { parse as parseYaml } from "yaml";
-import { assert, assertEquals, assertMatch } from "./assert.ts";
+import { assert, assertEquals, assertMatch } from "../testing/assert.ts";
 import { SERVER_TYPES } from "../hcloud_sim/catalog.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;

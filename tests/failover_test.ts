@@ -2,13 +2,13 @@
  * Two CCM processes with leader election: exactly one mutates the cloud (the simulator's audit log
  * by User-Agent), and after the leader is killed the other reconciles within 20 s.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode } from "./ccm_harness.ts";
-import { spawnCcm } from "./ccm_process.ts";
-import { eventually, quietLogs } from "./helpers.ts";
-import { SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode } from "../testing/ccm_harness.ts";
+import { spawnCcm } from "../testing/ccm_process.ts";
+import { eventually, quietLogs } from "../testing/helpers.ts";
+import { SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { LEASES, NODES, SERVICES } from "../kube/resources.ts";
 

@@ -8,11 +8,11 @@
  * naming another Service's balancer touches nothing, and a cloud that looks empty for 15 s while every
  * Node is NotReady deletes no Node.
  */
-import { assert } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { quietLogs } from "./helpers.ts";
-import { runFaultScenario } from "./fault_scenario.ts";
+import { assert } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { quietLogs } from "../testing/helpers.ts";
+import { runFaultScenario } from "../testing/fault_scenario.ts";
 
 Deno.test({
   name:

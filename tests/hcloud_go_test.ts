@@ -3,8 +3,8 @@
  * official CCM, at the version the official CCM pins) through hack/hcloud_go_check: every check
  * passes and every response validates against the OpenAPI spec.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { buildGoProgram } from "../testing/go_program.ts";
 

@@ -3,8 +3,8 @@
  * the environment defaults, and minimal diffs.
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals, assertRejects } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals, assertRejects } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { HcloudProvider } from "../providers/hcloud/provider.ts";

@@ -4,8 +4,8 @@
  * unexpected response shapes.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals, assertMatch, assertRejects } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals, assertMatch, assertRejects } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { HcloudClient } from "../providers/hcloud/client.ts";
 import { ActionWaiter } from "../providers/hcloud/action_waiter.ts";
 import { ServerCache } from "../providers/hcloud/server_cache.ts";

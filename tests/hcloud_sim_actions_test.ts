@@ -2,8 +2,8 @@
  * The simulator's action logs and Primary IPs, as a CCM following the logs reads them. Every
  * response is validated against the OpenAPI spec.
  */
-import { assertEquals } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assertEquals } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 
 Deno.test("simulator: server changes are recorded with the API's action commands, listed newest first", async () => {
   const t = await startTestSim();

@@ -3,8 +3,8 @@
  * `json_error`, wrongly typed fields are a 4xx naming them, never a 5xx, and a refused request
  * changes nothing.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 

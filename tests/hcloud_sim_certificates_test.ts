@@ -1,8 +1,8 @@
 /**
  * Uploaded certificates in the simulator are described by their PEM, as the real API does.
  */
-import { assertEquals } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assertEquals } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 import { X509Certificate } from "node:crypto";
 

@@ -3,8 +3,8 @@
  * actions and locking, protection, rate limits, networks, load balancers, certificates, faults
  * and the audit log. Every response is validated against the OpenAPI spec.
  */
-import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals, assertMatch } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 

@@ -4,8 +4,8 @@
  * state and power, rename, Robot's error envelope for unknown servers and wrong credentials, and
  * the server list's hourly limit.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { ROBOT_LIMITS } from "../hcloud_sim/robot.ts";
 import { buildGoProgram } from "../testing/go_program.ts";
 

@@ -6,7 +6,7 @@
  * list the same libraries. (`deno compile --target` downloads denort, so the binaries themselves need
  * a machine with internet; tests/ship_test.ts runs the amd64 image's file set with the bundle.)
  */
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 import { imageFiles } from "../testing/image_files.ts";
 import { debianPackageFiles } from "../testing/debian_packages.ts";
 

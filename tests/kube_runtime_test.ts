@@ -1,9 +1,9 @@
 /**
  * The Kubernetes client and controller runtime against a real kube-apiserver + etcd.
  */
-import { assert, assertEquals, assertRejects } from "./assert.ts";
+import { assert, assertEquals, assertRejects } from "../testing/assert.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { TestCluster } from "./kube_cluster.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
 import { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import { EventRecorder } from "../kube/events.ts";
@@ -12,7 +12,7 @@ import { loadInClusterConfig, loadKubeConfig } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
 import { EVENTS, LEASES, NODES } from "../kube/resources.ts";
 import { HttpTransport, type KubeRequest, type KubeTransport } from "../kube/transport.ts";
-import { eventually, quietLogs } from "./helpers.ts";
+import { eventually, quietLogs } from "../testing/helpers.ts";
 import { trimNodeStatus } from "../controllers/node_metadata.ts";
 
 /** Delegates to a real transport, but can cut the connection (watches only, or everything). */

@@ -2,14 +2,14 @@
  * The `main.ts` process: configuration errors, a run against a real apiserver and the simulator
  * (health, readiness, metrics, leader lease, orderly SIGTERM), and an unreachable apiserver.
  */
-import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals, assertMatch } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEMO_SEED } from "../hcloud_sim/main.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
-import { eventually } from "./helpers.ts";
-import { spawnCcm } from "./ccm_process.ts";
+import { eventually } from "../testing/helpers.ts";
+import { spawnCcm } from "../testing/ccm_process.ts";
 
 Deno.test("main: every configuration error is reported at once, exit code 2, secrets never printed", async () => {
   const dir = await Deno.makeTempDir();

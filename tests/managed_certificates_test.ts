@@ -6,9 +6,9 @@
  * with the Service's balancer unless another balancer uses it.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "./assert.ts";
-import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
-import { eventsOf, eventually } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 
 const P = "load-balancer.hetzner.cloud/";

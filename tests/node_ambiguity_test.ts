@@ -1,8 +1,8 @@
 /** Nodes that all match one server are initialized as upstream does, and each is told about the others. */
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 
 Deno.test({
   name: "node controller: three Nodes claiming one server each get a DuplicateProviderID warning",

@@ -4,11 +4,11 @@
  * or an operator confirms a Node; a single vanished server is still deleted as upstream does.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, setReady, startCcm } from "./ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, setReady, startCcm } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { NODES } from "../kube/resources.ts";
 import { CONFIRM_DELETION } from "../controllers/node_lifecycle.ts";
 

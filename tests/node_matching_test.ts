@@ -3,9 +3,9 @@
  * matched to short server names (HCLOUD_INSTANCES_NODE_NAME_SUFFIX), and per-Node address overrides
  * with a Warning for an invalid one, which keeps the Node uninitialized until it is fixed.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
-import { eventsOf, eventually } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NODES } from "../kube/resources.ts";
 import { UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
 

@@ -4,9 +4,9 @@
  * it, and balancers the change does not affect cost no cloud call.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "./assert.ts";
-import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
-import { eventsOf, eventually } from "./helpers.ts";
+import { assertEquals } from "../testing/assert.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 

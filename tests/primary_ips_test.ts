@@ -5,9 +5,9 @@
  * `disable-public-network` are Warnings naming the annotation, and no balancer is created.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "./assert.ts";
-import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
-import { eventually } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventually } from "../testing/helpers.ts";
 import { EVENTS, SERVICES } from "../kube/resources.ts";
 
 const P = "load-balancer.hetzner.cloud/";

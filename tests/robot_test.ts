@@ -7,9 +7,9 @@
  * credentials make /readyz false without showing the password.
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "./assert.ts";
-import { registerNode, setReady, startCcm, testEnvironment } from "./ccm_harness.ts";
-import { eventsOf, eventually } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { registerNode, setReady, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { createProvider } from "../providers/registry.ts";
 import { parseFlags } from "../config/flags.ts";

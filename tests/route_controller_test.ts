@@ -2,11 +2,11 @@
  * The route controller against a real kube-apiserver and the simulator.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventually, quietLogs } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { eventually, quietLogs } from "../testing/helpers.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { EVENTS, NODES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";

@@ -2,13 +2,13 @@
  * A canary HCLOUD_TOKEN never appears in any output of a full end-to-end run: logs at every level
  * (text and JSON), Events, error messages, metrics and every HTTP endpoint.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient } from "./ccm_harness.ts";
-import { spawnCcm } from "./ccm_process.ts";
-import { eventually, quietLogs } from "./helpers.ts";
-import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient } from "../testing/ccm_harness.ts";
+import { spawnCcm } from "../testing/ccm_process.ts";
+import { eventually, quietLogs } from "../testing/helpers.ts";
+import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 
 const CANARY = "canary-" + "7f3a9c1e5b2d4f6a".repeat(4).slice(0, 57);
 

@@ -3,8 +3,8 @@
  * are read by ID, changes without one wait for the slow full list or a direct read, and a log that
  * cannot be read falls back to a full list.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { startTestSim } from "./sim_harness.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
 import { HcloudClient } from "../providers/hcloud/client.ts";
 import { ServerCache } from "../providers/hcloud/server_cache.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";

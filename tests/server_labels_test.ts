@@ -4,9 +4,9 @@
  * follow changes and removals at the address refresh, and labels the CCM did not write are never
  * touched.
  */
-import { assertEquals } from "./assert.ts";
-import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
-import { eventsOf, eventually } from "./helpers.ts";
+import { assertEquals } from "../testing/assert.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NODES } from "../kube/resources.ts";
 
 const S = "server.hetzner.cloud/";

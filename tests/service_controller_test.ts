@@ -2,11 +2,11 @@
  * The service controller against a real kube-apiserver and the simulator.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";

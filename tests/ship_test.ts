@@ -5,12 +5,12 @@
  * ServiceAccount and RBAC of deploy/ (rendered from the chart, applied with kubectl) and the cloud token from a file at the path the
  * official chart documents, through the end-to-end scenario, and gets no Forbidden answer.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient } from "./ccm_harness.ts";
-import { eventually, quietLogs } from "./helpers.ts";
-import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "./e2e_scenario.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient } from "../testing/ccm_harness.ts";
+import { eventually, quietLogs } from "../testing/helpers.ts";
+import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { HOST_ARCH, imageFiles } from "../testing/image_files.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";

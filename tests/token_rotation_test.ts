@@ -3,9 +3,9 @@
  * (the old one revoked); while the API rejects the old token `/readyz` says why without showing it,
  * and once the file holds the new token the CCM works again, unrestarted.
  */
-import { assert, assertEquals } from "./assert.ts";
-import { registerNode, startCcm, testEnvironment } from "./ccm_harness.ts";
-import { eventually } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventually } from "../testing/helpers.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { NODES } from "../kube/resources.ts";
 

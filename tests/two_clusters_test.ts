@@ -4,12 +4,12 @@
  * rewriting server labels (a Terraform `labels` block) is repaired.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "./assert.ts";
-import { TestCluster } from "./kube_cluster.ts";
-import { startTestSim } from "./sim_harness.ts";
-import { adminClient, registerNode } from "./ccm_harness.ts";
-import { type CcmProcess, spawnCcm } from "./ccm_process.ts";
-import { eventually } from "./helpers.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode } from "../testing/ccm_harness.ts";
+import { type CcmProcess, spawnCcm } from "../testing/ccm_process.ts";
+import { eventually } from "../testing/helpers.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NAMESPACES, SERVICES } from "../kube/resources.ts";

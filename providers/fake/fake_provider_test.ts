@@ -1,4 +1,4 @@
-import { assertEquals, assertRejects } from "../../tests/assert.ts";
+import { assertEquals, assertRejects } from "../../testing/assert.ts";
 import { FakeProvider } from "./fake_provider.ts";
 import { RetryAfterError } from "../errors.ts";
 

@@ -1,4 +1,4 @@
-import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
+import { assert, assertEquals, assertRejects } from "../../testing/assert.ts";
 import { HcloudClient } from "./client.ts";
 import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";
 import { CloudApiError } from "../errors.ts";

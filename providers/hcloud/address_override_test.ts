@@ -1,4 +1,4 @@
-import { assert, assertEquals, assertThrows } from "../../tests/assert.ts";
+import { assert, assertEquals, assertThrows } from "../../testing/assert.ts";
 import { ADDRESS_OVERRIDES, applyAddressOverrides } from "./address_override.ts";
 import { lookup } from "./instances.ts";
 import { buildSnapshot } from "./server_snapshot.ts";

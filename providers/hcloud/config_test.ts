@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../../tests/assert.ts";
+import { assert, assertEquals } from "../../testing/assert.ts";
 import { readHcloudConfig } from "./config.ts";
 
 Deno.test("hcloud config: official defaults", async () => {

@@ -1,6 +1,6 @@
-import { assert, assertEquals } from "../../tests/assert.ts";
+import { assert, assertEquals } from "../../testing/assert.ts";
 import { Credentials } from "./credentials.ts";
-import { quietLogs } from "../../tests/helpers.ts";
+import { quietLogs } from "../../testing/helpers.ts";
 
 Deno.test("credentials: the token file is read again when due and at once after a 401", () => {
   quietLogs();

@@ -1,5 +1,5 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals, assertThrows } from "../../tests/assert.ts";
+import { assertEquals, assertThrows } from "../../testing/assert.ts";
 import { applyExternalIpv6, EXTERNAL_IPV6_ANNOTATION, isGlobalUnicastIpv6 } from "./external_ipv6.ts";
 import { warningsOf } from "../errors.ts";
 

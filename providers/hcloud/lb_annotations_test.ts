@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../../tests/assert.ts";
+import { assert, assertEquals } from "../../testing/assert.ts";
 import { parseLoadBalancerSpec, PREFIX } from "./lb_annotations.ts";
 import type { LoadBalancerDefaults } from "./config.ts";
 

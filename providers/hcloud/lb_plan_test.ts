@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals } from "../../testing/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import {
   type LbAction,

@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals } from "../../testing/assert.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { reconcileIpTargets, robotTargetIps } from "./lb_robot_targets.ts";
 import type { RobotServers } from "./robot_servers.ts";

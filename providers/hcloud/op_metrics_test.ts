@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals } from "../../testing/assert.ts";
 import { Registry } from "../../lib/metrics.ts";
 import { countOperations, OPERATIONS } from "./op_metrics.ts";
 

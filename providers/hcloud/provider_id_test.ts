@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals } from "../../testing/assert.ts";
 import { parseProviderId } from "./provider_id.ts";
 
 Deno.test("provider IDs: exact or refused; an ID beyond 2^53 never names another server", () => {

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../../tests/assert.ts";
+import { assert, assertEquals } from "../../testing/assert.ts";
 import { readRobotConfig } from "./robot_config.ts";
 import type { EnvVar } from "../../config/env.ts";
 

@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assertEquals } from "../../testing/assert.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { robotMetadata } from "./robot_instances.ts";
 

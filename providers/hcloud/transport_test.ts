@@ -1,4 +1,4 @@
-import { assertEquals, assertRejects } from "../../tests/assert.ts";
+import { assertEquals, assertRejects } from "../../testing/assert.ts";
 import { createTransport } from "./transport.ts";
 import { CloudApiError } from "../errors.ts";
 
