@@ -9,14 +9,14 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { targetServerIds } from "../hcloud_sim/lb_model.ts";
-import { NODES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
 import { type ScenarioResult, writeReport } from "./report.ts";
-import { createNodes, createServices, ingressCount, initTimes, quantile, waitFor } from "./bench_util.ts";
 import { headline, type RefreshMode, steadyStateMatrix } from "./steady_state.ts";
 import { faultsScenario } from "./faults.ts";
 import { benchEnvironment } from "./environment.ts";
+import { burstJoin } from "./burst_join.ts";
+import { lbRollout } from "./lb_rollout.ts";
+import { churn } from "./churn.ts";
 import { robotMixScenario } from "./robot_mix.ts";
 
 const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults", "robot_mix"];
@@ -43,125 +43,11 @@ function environment(servers: number) {
   return benchEnvironment(servers, { latencyMs: LATENCY, actionMs: ACTION });
 }
 
-if (only.has("burst_join")) {
-  console.log("burst_join: 500 nodes registered at once ...");
-  const env = await environment(500);
-  const series: [number, number][] = [];
-  const before = env.sim.audit.length;
-  const start = Date.now();
-  await createNodes(env.client, 500, 0);
-  const times = await initTimes(
-    env.client,
-    new Set(Array.from({ length: 500 }, (_, i) => `node-${i}`)),
-    start,
-    300_000,
-    series,
-  );
-  results.burst_join = {
-    seconds_total: times.at(-1)!,
-    seconds_p50: quantile(times, 0.5),
-    seconds_p99: quantile(times, 0.99),
-    requests: env.sim.audit.length - before,
-    rss_mb_peak: env.peakRssMb(),
-    cpu_seconds: await env.cpuSeconds(),
-    series,
-    // Last: the CCM stops here.
-    rate_limited_responses: await env.close(),
-  };
-}
+if (only.has("burst_join")) results.burst_join = await burstJoin(environment);
 
-if (only.has("lb_rollout")) {
-  console.log("lb_rollout: 50 LoadBalancer Services at once on 100 nodes ...");
-  const env = await environment(100);
-  await createNodes(env.client, 100, 0);
-  await initTimes(
-    env.client,
-    new Set(Array.from({ length: 100 }, (_, i) => `node-${i}`)),
-    Date.now(),
-    300_000,
-    [],
-  );
-  const before = env.sim.audit.length;
-  const series: [number, number][] = [];
-  const start = Date.now();
-  await createServices(env.client, 50);
-  const times: number[] = [];
-  await waitFor(
-    async () => {
-      const ready = await ingressCount(env.client);
-      while (times.length < ready) times.push((Date.now() - start) / 1000);
-      series.push([(Date.now() - start) / 1000, ready / 50]);
-      return ready === 50;
-    },
-    600_000,
-    250,
-  );
-  results.lb_rollout = {
-    seconds_total: times.at(-1)!,
-    seconds_p99: quantile(times, 0.99),
-    requests: env.sim.audit.length - before,
-    rss_mb_peak: env.peakRssMb(),
-    cpu_seconds: await env.cpuSeconds(),
-    series,
-    // Last: the CCM stops here.
-    rate_limited_responses: await env.close(),
-  };
-}
+if (only.has("lb_rollout")) results.lb_rollout = await lbRollout(environment);
 
-if (only.has("churn")) {
-  console.log("churn: 50 nodes join and 50 leave while 50 Services exist ...");
-  const env = await environment(150);
-  await createNodes(env.client, 100, 0);
-  await initTimes(
-    env.client,
-    new Set(Array.from({ length: 100 }, (_, i) => `node-${i}`)),
-    Date.now(),
-    300_000,
-    [],
-  );
-  await createServices(env.client, 50);
-  await waitFor(async () => (await ingressCount(env.client)) === 50, 600_000, 500);
-  const expected = (ids: number[]) =>
-    [...env.sim.world.loadBalancers.values()].every((lb) =>
-      JSON.stringify(targetServerIds(env.sim.world, lb)) === JSON.stringify(ids)
-    );
-  const serverId = (name: string) => [...env.sim.world.servers.values()].find((s) => s.name === name)?.id;
-  const before = env.sim.audit.length;
-  const series: [number, number][] = [];
-  const start = Date.now();
-  // 50 leave: their servers are deleted and the kubelets stop reporting; 50 new ones register.
-  for (let i = 0; i < 50; i++) env.sim.world.servers.delete(serverId(`node-${i}`)!);
-  await Promise.all(Array.from({ length: 50 }, (_, i) =>
-    env.client.patch(NODES, `node-${i}`, "strategic", {
-      status: {
-        conditions: [{ type: "Ready", status: "False", reason: "KubeletStopped", message: "bench" }],
-      },
-    }, { subresource: "status" })));
-  await createNodes(env.client, 50, 100);
-  const want = Array.from({ length: 100 }, (_, i) => serverId(`node-${i + 50}`)!).sort((a, b) => a - b);
-  await waitFor(
-    () => {
-      const right = [...env.sim.world.loadBalancers.values()].filter((lb) =>
-        JSON.stringify(targetServerIds(env.sim.world, lb)) === JSON.stringify(want)
-      ).length;
-      series.push([(Date.now() - start) / 1000, right / 50]);
-      return Promise.resolve(expected(want));
-    },
-    600_000,
-    250,
-  );
-  const requests = env.sim.audit.length - before;
-  results.churn = {
-    seconds_total: (Date.now() - start) / 1000,
-    requests,
-    requests_per_node_change: Math.round((requests / 100) * 100) / 100,
-    rss_mb_peak: env.peakRssMb(),
-    cpu_seconds: await env.cpuSeconds(),
-    series,
-    // Last: the CCM stops here.
-    rate_limited_responses: await env.close(),
-  };
-}
+if (only.has("churn")) results.churn = await churn(environment);
 
 if (only.has("steady_state")) {
   const matrix = await steadyStateMatrix({
