@@ -69,7 +69,9 @@ class RouteController implements Controller {
     this.#minIntervalMs = Math.min(10_000, ctx.flags.routeReconciliationPeriod);
     this.#queue = new WorkQueue("route", {
       baseDelayMs: this.#minIntervalMs,
-      maxDelayMs: 300_000,
+      // Upstream retries a failed run at the next period; a 30 s cap keeps a few early failures (a
+      // network still being set up) from delaying routes by minutes, at one network read per 30 s.
+      maxDelayMs: Math.max(this.#minIntervalMs, 30_000),
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(ROUTE_COMPONENT);
