@@ -158,10 +158,16 @@ function steadyMatrix(r: ScenarioResult | undefined): string[] {
     "| nodes | refresh | requests/hour | measured | full list pages | peak RSS MB | RssAnon MB | RssFile MB |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ...runs.map((x) =>
-      `| ${x.nodes} | ${x.refresh} | ${x.requests_per_hour} | ${x.requests_per_hour_measured} | ` +
-      `${x.full_list_pages} | ${x.rss_mb_peak} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} |`
+      x.setup_failed
+        ? `| ${x.nodes} | ${x.refresh} | never reached steady state | - | - | ${x.rss_mb_peak} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} |`
+        : `| ${x.nodes} | ${x.refresh} | ${x.requests_per_hour} | ${x.requests_per_hour_measured} | ` +
+          `${x.full_list_pages} | ${x.rss_mb_peak} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} |`
     ),
     "",
+    ...runs.filter((x) => x.setup_failed).map((x) =>
+      `${x.nodes} nodes, \`${x.refresh}\`: ${x.setup_failed}.`
+    ),
+    ...(runs.some((x) => x.setup_failed) ? [""] : []),
     ...(ip
       ? [
         `A private IP changed in the cloud reached its Node after ${ip.ip_change_seconds} s (1000 nodes, ` +
