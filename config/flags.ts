@@ -81,7 +81,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: "int",
     default: 50,
     help: "Hold every Node deletion while the servers of more than this share of Nodes (and more than one) " +
-      "vanish at once; 100 turns the check off",
+      "vanish at once and the cloud does not show the Ready Nodes' servers either; 100 turns the check off",
   },
   {
     name: "node-status-update-frequency",

@@ -25,6 +25,11 @@ export const LIFECYCLE_COMPONENT = "cloud-node-lifecycle-controller";
 /** An operator's confirmation that a Node may be deleted while deletions are held. */
 export const CONFIRM_DELETION = "node.deno-ccm.io/confirm-deletion";
 
+/** How many Ready Nodes are asked whether the cloud still shows them. */
+const CORROBORATING_NODES = 3;
+/** How long a cloud that hid the healthy Nodes' servers stays disbelieved before it is asked again. */
+const CORROBORATION_RETRY_MS = 60_000;
+
 /** Builds the controller, or says why it cannot run. */
 export function nodeLifecycleController(ctx: ControllerContext): Controller | { disabled: string } {
   const instances = ctx.provider.instances;
@@ -42,6 +47,8 @@ class NodeLifecycleController implements Controller {
   readonly #heldGauge;
   /** The Nodes (UIDs) whose deletion is held, as last reported. */
   #heldKey = "";
+  /** When the cloud last failed to show the healthy Nodes' servers (see `#cloudShowsHealthyNodes`). */
+  #disbelievedAt: number | undefined;
 
   constructor(ctx: ControllerContext, instances: Instances) {
     this.#ctx = ctx;
@@ -66,20 +73,48 @@ class NodeLifecycleController implements Controller {
   /**
    * One pass over every Node; the checks run together so their lookups share one server list. The
    * deletions are decided together: when the servers of more than `--node-deletion-max-percent` of
-   * the Nodes (and more than one) vanish at once, the cloud is not believed (a token for another
-   * project, an API incident) and no Node is deleted unless an operator confirms it.
+   * the Nodes (and more than one) vanish at once and the cloud does not show the healthy Nodes'
+   * servers either, the cloud is not believed (a token for another project, an API incident) and no
+   * Node is deleted unless an operator confirms it.
    */
   async monitor(): Promise<void> {
     const nodes = this.#ctx.informers.for(NODES).list();
     const verdicts = await Promise.all(nodes.map(async (node) => ({ node, gone: await this.#check(node) })));
     const gone = verdicts.filter((v) => v.gone).map((v) => v.node);
     const max = this.#ctx.flags.nodeDeletionMaxPercent;
-    const implausible = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
+    const many = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
+    const implausible = many && !(await this.#cloudShowsHealthyNodes(nodes));
     const held = implausible
       ? gone.filter((n) => n.metadata?.annotations?.[CONFIRM_DELETION] !== "true")
       : [];
     this.#reportHeld(held, gone.length, nodes.length);
     await Promise.all(gone.filter((n) => !held.includes(n)).map((n) => this.#delete(n)));
+  }
+
+  /**
+   * Whether the cloud still shows the servers of healthy Nodes. Many NotReady Nodes gone at once is
+   * believed when it is: Nodes that left one by one while this CCM was down or held back look like a
+   * mass vanishing, but a wrong token, another project or an empty answer hides the healthy Nodes'
+   * servers too. A few Ready Nodes are asked (one shared server list), at most once a minute while
+   * the answer is no; with no Ready Node there is nothing to corroborate and nothing is believed.
+   */
+  async #cloudShowsHealthyNodes(nodes: Node[]): Promise<boolean> {
+    const now = Date.now();
+    if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
+    const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
+      .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
+      .slice(0, CORROBORATING_NODES);
+    let shown = healthy.length > 0;
+    for (const node of healthy) {
+      try {
+        if (!(await this.#instances.instanceExists(node))) shown = false;
+      } catch {
+        shown = false;
+      }
+      if (!shown) break;
+    }
+    this.#disbelievedAt = shown ? undefined : now;
+    return shown;
   }
 
   /** Reports a change of the held set: event per Node, log line, metric and `/readyz`. */
@@ -94,7 +129,8 @@ class NodeLifecycleController implements Controller {
       return;
     }
     const why = `the servers of ${gone} of ${total} Nodes vanished at once (more than ` +
-      `${this.#ctx.flags.nodeDeletionMaxPercent}%): a wrong token or project, or an API incident?`;
+      `${this.#ctx.flags.nodeDeletionMaxPercent}%) and the cloud does not show a Ready Node's server ` +
+      `either: a wrong token or project, or an API incident?`;
     this.#ctx.conditions?.set("node-deletion", `${held.length} Node deletion(s) held: ${why}`);
     this.#log.warning("holding {n} node deletion(s): {why}", { n: held.length, why });
     for (const node of held) {

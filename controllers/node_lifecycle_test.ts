@@ -1,0 +1,60 @@
+/**
+ * The node lifecycle controller's deletion breaker against the fake provider and an in-memory
+ * apiserver: many NotReady Nodes gone at once are deleted only when the cloud still shows the Ready
+ * Nodes' machines.
+ */
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import { assertEquals } from "../testing/assert.ts";
+import { newController } from "../testing/controller_harness.ts";
+import { FakeProvider } from "../providers/fake/fake_provider.ts";
+import { nodeLifecycleController } from "./node_lifecycle.ts";
+
+function node(name: string, ready: boolean): Node {
+  return {
+    metadata: { name },
+    spec: { providerID: `fake://${name}` },
+    status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+  };
+}
+
+/** Five Nodes: `ready` of them Ready with machines, the rest NotReady with no machine left. */
+async function afterOnePeriod(ready: number, options: { readyMachinesGone?: boolean } = {}) {
+  const fake = new FakeProvider();
+  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=50ms"]);
+  for (let i = 0; i < 5; i++) {
+    const name = `n-${i}`;
+    if (i < ready && !options.readyMachinesGone) fake.addMachine(name);
+    t.apiserver.seed("nodes", node(name, i < ready));
+  }
+  await t.runFor(300);
+  const readyAsked = fake.calls.filter((c) =>
+    Array.from({ length: ready }, (_, i) => ` n-${i}`).some((n) => c.endsWith(n))
+  );
+  return { left: t.apiserver.objects<Node>("nodes").map((n) => n.metadata!.name!).sort(), readyAsked };
+}
+
+Deno.test("node lifecycle: 3 of 5 Nodes gone while the Ready Nodes' machines are shown → deleted", async () => {
+  const { left, readyAsked } = await afterOnePeriod(2);
+  assertEquals(left, ["n-0", "n-1"]);
+  assertEquals(readyAsked.length > 0, true, "the Ready Nodes were asked about");
+});
+
+Deno.test("node lifecycle: 3 of 5 Nodes gone and the Ready Nodes' machines missing too → nothing deleted", async () => {
+  assertEquals((await afterOnePeriod(2, { readyMachinesGone: true })).left, [
+    "n-0",
+    "n-1",
+    "n-2",
+    "n-3",
+    "n-4",
+  ]);
+});
+
+Deno.test("node lifecycle: every Node NotReady and 5 of 5 gone (nothing to corroborate) → nothing deleted", async () => {
+  assertEquals((await afterOnePeriod(0)).left, ["n-0", "n-1", "n-2", "n-3", "n-4"]);
+});
+
+Deno.test("node lifecycle: 1 of 5 gone is below the limit → deleted without asking about Ready Nodes", async () => {
+  const { left, readyAsked } = await afterOnePeriod(4);
+  assertEquals(left, ["n-0", "n-1", "n-2", "n-3"]);
+  assertEquals(readyAsked, [], "Ready Nodes cost no cloud call");
+});
