@@ -33,6 +33,8 @@ export interface SteadyRun extends ScenarioResult {
   observed_minutes: number;
   requests_per_hour_measured: number;
   full_list_pages: number;
+  /** The drift repair's list pages per hour (this cluster's balancers, every 10 minutes by default). */
+  drift_repair_requests_per_hour?: number;
   rss_anon_mb_peak: number;
   rss_file_mb: number;
   requests_per_hour_by_endpoint: Record<string, number>;
@@ -141,6 +143,11 @@ async function steadyRun(o: {
     ),
   );
   const measured = window.length / hours;
+  // The verify's count is a page of one; every other balancer list in steady state is drift repair.
+  const driftPages =
+    window.filter((e) =>
+      e.route === "GET /load_balancers" && new URLSearchParams(e.query).get("per_page") !== "1"
+    ).length;
   const listedInWindow = window.some((e) => e.route === "GET /servers");
   const amortized = o.refresh === "actions" && !listedInWindow
     ? measured + pages / FULL_LIST_PERIOD_H
@@ -154,6 +161,7 @@ async function steadyRun(o: {
     requests_per_hour_measured: Math.round(measured),
     requests_per_hour: Math.round(amortized),
     full_list_pages: pages,
+    drift_repair_requests_per_hour: Math.round(driftPages / hours),
     requests_per_hour_by_endpoint: byEndpoint,
     rss_mb_peak: env.peakRssMb(),
     rss_anon_mb_peak: parts.anon,

@@ -84,6 +84,13 @@ export const FLAGS: readonly FlagSpec[] = [
       "vanish at once and the cloud does not show the Ready Nodes' servers either; 100 turns the check off",
   },
   {
+    name: "drift-repair-period",
+    type: "duration",
+    default: 600_000,
+    help: "How often this cluster's load balancers are listed (one paginated list) and changes made to " +
+      "them outside the CCM reverted; 0 turns drift repair off",
+  },
+  {
     name: "node-status-update-frequency",
     type: "duration",
     default: 300_000,
@@ -240,6 +247,7 @@ export interface Flags {
   nodeMonitorPeriod: number;
   nodeStatusUpdateFrequency: number;
   nodeDeletionMaxPercent: number;
+  driftRepairPeriod: number;
   routeReconciliationPeriod: number;
   concurrentServiceSyncs: number;
   concurrentNodeSyncs: number;
@@ -348,6 +356,7 @@ function validate(f: Flags): string[] {
   positive("node-monitor-period", f.nodeMonitorPeriod);
   positive("node-status-update-frequency", f.nodeStatusUpdateFrequency);
   positive("route-reconciliation-period", f.routeReconciliationPeriod);
+  if (!(f.driftRepairPeriod >= 0)) errors.push(`--drift-repair-period: must not be negative`);
   if (!(f.nodeDeletionMaxPercent >= 0 && f.nodeDeletionMaxPercent <= 100)) {
     errors.push(`--node-deletion-max-percent: must be 0-100 (got ${f.nodeDeletionMaxPercent})`);
   }

@@ -1,8 +1,9 @@
 /**
  * The service controller's housekeeping of this cluster's load balancers as a whole: learning the
  * cluster identity (the kube-system namespace UID) that tags them, sweeping balancers whose Service
- * is gone (created by a request in flight during a crash), and finding balancers deleted outside the
- * CCM. Each is one paginated list at most; the controller decides when they run.
+ * is gone (created by a request in flight during a crash), finding balancers deleted outside the
+ * CCM, and finding balancers changed outside it (drift). Each is one paginated list at most; the
+ * controller decides when they run.
  *
  * @module
  */
@@ -53,6 +54,24 @@ export class LoadBalancerHousekeeping {
         n: deleted,
       });
     }
+  }
+
+  /**
+   * Drift repair's one list: the Services among `synced` whose balancer no longer exists, and those
+   * whose balancer was changed outside the CCM (with what changed). Undefined: the provider cannot tell.
+   */
+  async drift(
+    synced: Service[],
+  ): Promise<{ missing: Service[]; drifted: { service: Service; differences: string[] }[] } | undefined> {
+    if (!this.#lbs.checkDrift) return undefined;
+    const report = await this.#lbs.checkDrift();
+    if (!report) return undefined;
+    const missing = synced.filter((svc) => !report.owners.has(svc.metadata!.uid!));
+    const drifted = synced.flatMap((service) => {
+      const differences = report.drifted.get(service.metadata!.uid!);
+      return differences ? [{ service, differences }] : [];
+    });
+    return { missing, drifted };
   }
 
   /** The Services among `synced` whose balancer no longer exists (deleted outside the CCM). */

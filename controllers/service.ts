@@ -33,6 +33,9 @@ const SWEEP = "sweep";
 // Balancers deleted outside the CCM are found by one listing per --node-status-update-frequency (the
 // refresh period, 5 min) and recreated.
 const VERIFY = "verify";
+// Balancers changed outside the CCM (and deleted ones) are found by one paginated list per
+// --drift-repair-period and synced again; a verify shortly after one is skipped.
+const DRIFT = "drift";
 const ORPHAN_SWEEP_DELAY_MS = 75_000;
 // Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
 // cleanup finds them; the hourly one is a backstop.
@@ -63,6 +66,8 @@ class ServiceController implements Controller {
   /** The node set the provider's shared node work (server labels) was last done for. */
   #labeledSet?: string;
   #eligibleCache?: { nodes: Node[]; set: string };
+  /** When the last drift check answered (it covers the verify's question too). */
+  #driftCheckedAt = 0;
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers) {
     this.#ctx = ctx;
@@ -116,6 +121,10 @@ class ServiceController implements Controller {
       () => this.#nodeQueue.add(VERIFY),
       this.#ctx.flags.nodeStatusUpdateFrequency,
     );
+    const driftPeriod = this.#ctx.flags.driftRepairPeriod;
+    const drifts = driftPeriod > 0 && this.#lbs.checkDrift
+      ? setInterval(() => this.#nodeQueue.add(DRIFT), driftPeriod)
+      : undefined;
     await this.#housekeeping.learnClusterId();
     this.#nodeQueue.addAfter(SWEEP, ORPHAN_SWEEP_DELAY_MS);
     this.#nodeQueue.add("sync");
@@ -123,6 +132,7 @@ class ServiceController implements Controller {
       clearInterval(periodic);
       clearInterval(sweeps);
       clearInterval(verifies);
+      clearInterval(drifts);
       this.#queue.shutDown();
       this.#nodeQueue.shutDown();
     }, { once: true });
@@ -139,7 +149,14 @@ class ServiceController implements Controller {
         (key) =>
           withPriority(
             "loadbalancer",
-            () => key === SWEEP ? this.#sweep() : key === VERIFY ? this.#verify() : this.#syncNodes(),
+            () =>
+              key === SWEEP
+                ? this.#sweep()
+                : key === VERIFY
+                ? this.#verify()
+                : key === DRIFT
+                ? this.#repairDrift()
+                : this.#syncNodes(),
           ),
         reconcilePolicy,
       ),
@@ -248,12 +265,45 @@ class ServiceController implements Controller {
     await this.#housekeeping.sweep(live);
   }
 
-  /** Re-ensures every synced Service whose balancer is gone (deleted outside the CCM). */
-  async #verify(): Promise<void> {
-    const synced = this.#ctx.informers.for(SERVICES).list().filter((svc) =>
+  /** The Services whose last sync succeeded and that still want a balancer. */
+  #syncedServices(): Service[] {
+    return this.#ctx.informers.for(SERVICES).list().filter((svc) =>
       this.#synced.has(objectKey(svc)) && this.#wants(svc) && !svc.metadata?.deletionTimestamp
     );
-    for (const svc of await this.#housekeeping.missing(synced)) {
+  }
+
+  /** Re-ensures every synced Service whose balancer is gone (deleted outside the CCM). */
+  async #verify(): Promise<void> {
+    if (Date.now() - this.#driftCheckedAt < this.#ctx.flags.nodeStatusUpdateFrequency) return;
+    this.#recreate(await this.#housekeeping.missing(this.#syncedServices()));
+  }
+
+  /** Syncs again every Service whose balancer was changed outside the CCM, and recreates missing ones. */
+  async #repairDrift(): Promise<void> {
+    const found = await this.#housekeeping.drift(this.#syncedServices());
+    if (!found) return;
+    this.#driftCheckedAt = Date.now();
+    this.#recreate(found.missing);
+    for (const { service, differences } of found.drifted) {
+      const key = objectKey(service);
+      const what = differences.join(", ");
+      this.#log.warning("the load balancer of {service} was changed outside the CCM ({what}); reverting", {
+        service: key,
+        what,
+      });
+      this.#recorder.event(
+        SERVICES,
+        service,
+        "Warning",
+        "LoadBalancerDrifted",
+        `The load balancer was changed outside the CCM (${what}); reverting`,
+      );
+      this.#queue.add(key);
+    }
+  }
+
+  #recreate(missing: Service[]): void {
+    for (const svc of missing) {
       const key = objectKey(svc);
       this.#log.warning("the load balancer of {service} is gone; recreating it", { service: key });
       this.#recorder.event(

@@ -84,6 +84,13 @@ export interface ProviderWarning {
   node?: string;
 }
 
+/** What `checkDrift` found: the owners (Service UIDs) of the balancers that exist, and drifted ones. */
+export interface DriftReport {
+  owners: Set<string>;
+  /** Service UID → what differs, in words ("service on port 80 deleted"). */
+  drifted: Map<string, string[]>;
+}
+
 /** What ensure/update return: the status (ensure only) and warnings to record as events. */
 export interface LoadBalancerResult extends LoadBalancerStatus {
   /** Recorded as Warning events on the Service (or the Node each names). */
@@ -123,6 +130,13 @@ export interface LoadBalancers {
    * cheap count shows none is missing (or when it cannot tell).
    */
   existingLoadBalancerOwners?(expected: number): Promise<Set<string> | undefined>;
+  /**
+   * Optional: drift repair. One look at this cluster's balancers: which Services' balancers exist (as
+   * `existingLoadBalancerOwners`), and whose balancer differs from what its last successful sync asked
+   * for (changed in the console, say), with the differences in words; the controller syncs those
+   * again. `undefined`: it cannot tell now.
+   */
+  checkDrift?(): Promise<DriftReport | undefined>;
   /** Deletes the balancer; succeeds when it is already gone. */
   ensureLoadBalancerDeleted(clusterName: string, service: Service): Promise<void>;
   /**

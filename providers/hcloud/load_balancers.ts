@@ -34,6 +34,8 @@ import {
   planShape,
 } from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
+import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./lb_drift.ts";
+import type { DriftReport } from "../provider.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -53,6 +55,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #robot: RobotTargetContext;
   /** IP targets last applied per balancer name: a node-set change that leaves them alone costs nothing. */
   readonly #appliedIps = new Map<string, string>();
+  /** What the last successful sync asked of each balancer (by ID), for drift repair. */
+  readonly #asked = new Map<number, DriftRecord>();
+  /** Eligible Nodes at the last sync: sizes the drift list's pages. */
+  #nodeCount = 0;
 
   constructor(
     client: HcloudClient,
@@ -143,6 +149,15 @@ export class HcloudLoadBalancers implements LoadBalancers {
       changed;
     changed = (await this.#reconcileIpTargets(lb, robotTargets.ips, warnings)) || changed;
     if (changed) lb = await this.#lookup.get(lb.id);
+    this.#nodeCount = nodes.length;
+    this.#asked.set(lb.id, {
+      serviceUid: service.metadata!.uid!,
+      clusterId: this.#clusterId,
+      spec,
+      services,
+      targets: selector ? { selector } : { serverIds: ids },
+      networkId: this.#networkId(),
+    });
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
@@ -187,6 +202,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (!lb) return { warnings, updated: false };
     let changed = await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
     changed = (await this.#reconcileIpTargets(lb, robotTargets.ips, warnings)) || changed;
+    this.#nodeCount = nodes.length;
+    const asked = this.#asked.get(lb.id);
+    if (asked) asked.targets = { serverIds: ids };
     return { warnings, updated: changed };
   }
 
@@ -210,8 +228,30 @@ export class HcloudLoadBalancers implements LoadBalancers {
       : Promise.resolve(undefined);
   }
 
+  async checkDrift(): Promise<DriftReport | undefined> {
+    if (!this.#clusterId) return undefined;
+    const listed = await listClusterLoadBalancers(
+      this.#client,
+      this.#clusterId,
+      driftPageSize(this.#nodeCount),
+    );
+    const owners = new Set<string>();
+    const drifted = new Map<string, string[]>();
+    for (const lb of listed) {
+      const uid = ownerOf(lb);
+      if (uid) owners.add(uid);
+      const asked = this.#asked.get(lb.id);
+      if (!asked || asked.serviceUid !== uid) continue;
+      const ipTargets = this.#robot.enabled ? this.#appliedIps.get(lb.name) : undefined;
+      const differences = driftOf(lb, { ...asked, ipTargets });
+      if (differences.length) drifted.set(asked.serviceUid, differences);
+    }
+    return { owners, drifted };
+  }
+
   async ensureLoadBalancerDeleted(_cluster: string, service: Service): Promise<void> {
     const lb = await this.#lookup.findByUid(service);
+    if (lb) this.#asked.delete(lb.id);
     // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
     if (lb?.protection?.delete) return;
     if (lb) {

@@ -1,0 +1,146 @@
+/**
+ * Drift repair against a real apiserver and the simulator: changes made in the console to balancers
+ * the CCM manages (a deleted service, a changed health check, a removed target) are reverted after one
+ * paginated list of this cluster's balancers, with a `LoadBalancerDrifted` Warning naming what changed;
+ * a quiet period costs list pages only, and a balancer made outside Kubernetes is never touched.
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import type { LoadBalancer } from "../hcloud_sim/world.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
+
+const P = "load-balancer.hetzner.cloud/";
+
+function service(name: string, annotations: Record<string, string> = {}): Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "default", annotations: { [`${P}location`]: "fsn1", ...annotations } },
+    spec: {
+      type: "LoadBalancer",
+      selector: { app: name },
+      ports: [{ name: "http", port: 80, protocol: "TCP" }],
+    },
+  };
+}
+
+Deno.test({
+  name: "drift repair: console changes to our balancers are reverted by one list; others are untouched",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const sim = s.sim;
+    const client = await adminClient(cluster);
+    for (const i of [1, 2]) {
+      sim.addServer({ name: `d${i}`, location: "fsn1", labels: { pool: i === 1 ? "edge" : "core" } });
+      await registerNode(client, `d${i}`, { labels: { pool: i === 1 ? "edge" : "core" } });
+    }
+    const ccm = await startCcm(cluster, sim, [
+      "--controllers=cloud-node,service",
+      "--drift-repair-period=2s",
+    ]);
+    const lbOf = async (name: string): Promise<LoadBalancer | undefined> => {
+      const uid = (await client.get(SERVICES, name, { namespace: "default" })).metadata!.uid!;
+      return [...sim.world.loadBalancers.values()].find((lb) => lb.labels["hcloud-ccm/service-uid"] === uid);
+    };
+    const ours = (from: number) => sim.audit.slice(from).filter((e) => e.userAgent.startsWith("deno-ccm"));
+    const drifted = async (name: string, what: string) =>
+      (await eventsOf(client, name)).some((e) =>
+        e.startsWith("Warning LoadBalancerDrifted") && e.includes(what)
+      );
+    try {
+      await eventually(async () => (await client.list(NODES)).items.every((n) => n.spec?.providerID), 20_000);
+      await client.create(SERVICES, service("web"));
+      await client.create(SERVICES, service("edge", { [`${P}node-selector`]: "pool=edge" }));
+      for (const name of ["web", "edge"]) {
+        await eventually(
+          async () =>
+            ((await client.get(SERVICES, name, { namespace: "default" })).status?.loadBalancer?.ingress ?? [])
+              .length > 0,
+          30_000,
+        );
+      }
+      const web = (await lbOf("web"))!;
+      const edge = (await lbOf("edge"))!;
+      const foreign = (await s.api("POST", "/load_balancers", {
+        name: "made-by-terraform",
+        load_balancer_type: "lb11",
+        location: "fsn1",
+        labels: { "deno-ccm/cluster-id": web.labels["deno-ccm/cluster-id"] },
+      })).body.load_balancer;
+      await s.api("POST", `/load_balancers/${foreign.id}/actions/add_service`, {
+        protocol: "tcp",
+        listen_port: 9000,
+        destination_port: 9000,
+      });
+
+      await t.step("a quiet period costs list pages only", async () => {
+        const from = sim.audit.length;
+        await new Promise((r) => setTimeout(r, 5_000));
+        const routes = new Set(ours(from).map((e) => e.route));
+        assert(routes.has("GET /load_balancers"), "drift repair listed the balancers");
+        assertEquals(
+          [...routes].filter((r) => r.includes("/load_balancers") && r !== "GET /load_balancers"),
+          [],
+        );
+      });
+
+      await t.step("a service deleted in the console comes back", async () => {
+        await s.api("POST", `/load_balancers/${web.id}/actions/delete_service`, { listen_port: 80 });
+        await eventually(
+          () => sim.world.loadBalancers.get(web.id)!.services.some((x) => x.listen_port === 80),
+          20_000,
+        );
+        assert(await drifted("web", "service on port 80 deleted"), "a Warning names what changed");
+      });
+
+      await t.step("a changed health check is reverted", async () => {
+        const before = sim.world.loadBalancers.get(web.id)!.services[0].health_check.port;
+        await s.api("POST", `/load_balancers/${web.id}/actions/update_service`, {
+          listen_port: 80,
+          health_check: { protocol: "tcp", port: 1, interval: 15, timeout: 10, retries: 3 },
+        });
+        assertEquals(sim.world.loadBalancers.get(web.id)!.services[0].health_check.port, 1);
+        await eventually(
+          () => sim.world.loadBalancers.get(web.id)!.services[0].health_check.port === before,
+          20_000,
+        );
+        assert(await drifted("web", "service on port 80 changed"));
+      });
+
+      await t.step("a removed server target is added back", async () => {
+        const target = sim.world.loadBalancers.get(edge.id)!.targets.find((x) => x.type === "server")!;
+        await s.api("POST", `/load_balancers/${edge.id}/actions/remove_target`, {
+          type: "server",
+          server: { id: target.server!.id },
+        });
+        await eventually(
+          () => sim.world.loadBalancers.get(edge.id)!.targets.some((x) => x.server?.id === target.server!.id),
+          20_000,
+        );
+        assert(await drifted("edge", "target removed"));
+      });
+
+      await t.step("the balancer made outside Kubernetes is never touched", () => {
+        const lb = sim.world.loadBalancers.get(foreign.id)!;
+        assertEquals(lb.services.map((x) => x.listen_port), [9000]);
+        assertEquals(
+          sim.audit.filter((e) => e.userAgent.startsWith("deno-ccm") && e.path.includes(`/${foreign.id}`)),
+          [],
+        );
+      });
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});
