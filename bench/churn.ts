@@ -34,7 +34,7 @@ export async function churn(
   const series: [number, number][] = [];
   const start = Date.now();
   // 50 leave: their servers are deleted and the kubelets stop reporting; 50 new ones register.
-  for (let i = 0; i < 50; i++) env.sim.world.servers.delete(serverId(`node-${i}`)!);
+  for (let i = 0; i < 50; i++) env.sim.control.vanishServer(serverId(`node-${i}`)!);
   await Promise.all(Array.from({ length: 50 }, (_, i) =>
     env.client.patch(NODES, `node-${i}`, "strategic", {
       status: {

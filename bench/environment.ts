@@ -62,7 +62,9 @@ export async function benchEnvironment(
     const admin = await adminClient(cluster);
     const uid = (await admin.get(NAMESPACES, "kube-system")).metadata!.uid!;
     admin.transport.close();
-    for (const server of sim.world.servers.values()) server.labels[TARGET_LABEL] = uid;
+    for (const server of sim.world.servers.values()) {
+      sim.control.setLabels("server", server.id, { ...server.labels, [TARGET_LABEL]: uid });
+    }
   }
   const ccm = spawnCcm([
     `--kubeconfig=${cluster.kubeconfigPath}`,

@@ -180,7 +180,7 @@ async function measureIpChange(
   const server = [...env.sim.world.servers.values()].find((s) => s.name === "node-7")!;
   const network = env.sim.world.findNetwork("k8s")!;
   const changedAt = Date.now();
-  const ip = env.sim.world.moveServerIp(server, network, "10.0.250.7");
+  const ip = env.sim.control.moveServerIp(server.id, network.id, "10.0.250.7");
   try {
     await waitFor(
       async () =>

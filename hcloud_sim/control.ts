@@ -81,22 +81,21 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
     }),
     // Created in the console: recorded as create_server, as any creation is.
     route("POST", "/servers", (req) => {
-      const server = sim.world.addServer(req.body as ServerSeed);
-      sim.world.startAction("create_server", [{ id: server.id, type: "server" }], 0);
+      const server = sim.control.createServer(req.body as ServerSeed);
       return { status: 201, body: { server: sim.render(server.id) } };
     }),
     // Deleted in the console: the API records a delete_server action, as for any deletion.
     route("DELETE", "/servers/{id}", (_req, p) => {
-      sim.world.removeServer(server(p.id));
+      sim.control.deleteServer(server(p.id).id);
       return { status: 204 };
     }),
     // Powered off from inside (the OS shut down): no action is recorded, as with the real API.
     route("POST", "/servers/{id}/power_off", (_req, p) => {
-      server(p.id).status = "off";
+      sim.control.setPower(server(p.id).id, false);
       return { status: 204 };
     }),
     route("POST", "/servers/{id}/power_on", (_req, p) => {
-      server(p.id).status = "running";
+      sim.control.setPower(server(p.id).id, true);
       return { status: 204 };
     }),
     route("POST", "/servers/{id}/private_net", (req, p) => {
@@ -108,7 +107,7 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
       r.done();
       const network = byId(sim.world.networks, String(networkId), "network");
       // As the console does it: a detach and an attach action.
-      sim.world.moveServerIp(s, network, ip);
+      sim.control.moveServerIp(s.id, network.id, ip);
       return { status: 200, body: { server: sim.render(s.id) } };
     }),
     // Robot: servers ordered or cancelled, powered off, and an outage of the whole webservice.
@@ -117,16 +116,15 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
       body: { server: sim.robot.add(req.body as RobotServerSeed) },
     })),
     route("DELETE", "/robot/servers/{number}", (_req, p) => {
-      if (!sim.robot.servers.delete(Number(p.number))) throw faults.notFound("robot server");
+      sim.control.cancelRobotServer(Number(p.number));
       return { status: 204 };
     }),
     route("POST", "/robot/servers/{number}/power", (req, p) => {
-      if (!sim.robot.servers.has(Number(p.number))) throw faults.notFound("robot server");
-      sim.robot.power.set(Number(p.number), (req.body as { power?: string })?.power === "off" ? "off" : "on");
+      sim.control.setRobotPower(Number(p.number), (req.body as { power?: string })?.power !== "off");
       return { status: 204 };
     }),
     route("PUT", "/robot/outage", (req) => {
-      sim.robot.outage = (req.body as { status?: number })?.status || undefined;
+      sim.control.setRobotOutage((req.body as { status?: number })?.status || undefined);
       return { status: 204 };
     }),
     route("PUT", "/faults", (req) => {

@@ -17,6 +17,7 @@ import { networkRoutes } from "./routes_networks.ts";
 import { loadBalancerRoutes } from "./routes_load_balancers.ts";
 import { type ServerSeed, World } from "./world.ts";
 import { controlRoutes } from "./control.ts";
+import { SimControl } from "./sim_control.ts";
 import { RobotSim } from "./robot.ts";
 
 const placeholders = (pattern: string) => pattern.split("{").length - 1;
@@ -85,6 +86,11 @@ export class Simulator {
   readonly robot = new RobotSim();
   readonly audit: AuditEntry[] = [];
   faults: Faults = { rules: [], latencyMs: 0, rateLimitBurst: 0 };
+  /** What happens to the project outside any API client (console edits, vanishing servers, faults). */
+  readonly control: SimControl = new SimControl(this.world, this.robot, {
+    get: () => this.faults,
+    set: (f) => this.faults = f,
+  });
   readonly tokens: Set<string>;
   /** Literal paths first (`/servers/actions` before `/servers/{id}`), as the real API routes them. */
   readonly #routes: SimRoute[] = [

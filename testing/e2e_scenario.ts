@@ -94,7 +94,7 @@ export async function runScenario(client: KubeClient, sim: Simulator, timeoutMs 
 
   // The server behind w2 disappears: its Node (NotReady), route and target go too.
   const w2 = [...sim.world.servers.values()].find((s) => s.name === "w2")!;
-  sim.world.removeServer(w2);
+  sim.control.deleteServer(w2.id);
   await setReady(client, "w2", false);
   await eventually(
     async () => !(await client.list(NODES)).items.some((n) => n.metadata?.name === "w2"),

@@ -61,11 +61,10 @@ export async function hostileServicePhase(
  */
 export async function emptyCloudPhase(client: KubeClient, sim: Simulator, holdMs: number): Promise<number> {
   const nodes = (await client.list(NODES)).items.map((n) => n.metadata!.name!);
-  const servers = [...sim.world.servers];
   for (const name of nodes) await setReady(client, name, false);
-  sim.world.servers.clear();
+  const restore = sim.control.vanishAllServers();
   await sleep(holdMs);
-  for (const [id, server] of servers) sim.world.servers.set(id, server);
+  restore();
   const left = new Set((await client.list(NODES)).items.map((n) => n.metadata!.name!));
   for (const name of nodes) if (left.has(name)) await setReady(client, name, true);
   return nodes.filter((n) => !left.has(n)).length;

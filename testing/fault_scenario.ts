@@ -158,7 +158,7 @@ export async function runFaultScenario(
   const leave = async (name: string) => {
     live.delete(name);
     const server = [...sim.world.servers.values()].find((x) => x.name === name)!;
-    sim.world.removeServer(server);
+    sim.control.deleteServer(server.id);
     await retrying(() => setReady(client, name, false));
   };
   const faults = {
@@ -179,9 +179,8 @@ export async function runFaultScenario(
     // Faults on.
     const faultStart = Date.now();
     const unavailable = { match: ".", rate: 0.1, status: 503, code: "unavailable" };
-    sim.faults.rules = [unavailable];
-    sim.faults.latencySpike = { rate: 0.02, ms: 3_000 };
-    sim.world.actionFailure.rate = 0.1;
+    sim.control.setFaults({ rules: [unavailable], latencySpike: { rate: 0.02, ms: 3_000 } });
+    sim.control.setActionFailureRate(0.1);
     let running = true;
     const killer = (async () => {
       const [min, max] = options.killEveryMs;
@@ -198,13 +197,15 @@ export async function runFaultScenario(
     })();
     // Every 7 s the project's budget runs dry for 1.5 s (someone else's burst): everything is 429.
     const bursts = setInterval(() => {
-      sim.faults.rules = [unavailable, {
-        match: ".",
-        status: 429,
-        code: "rate_limit_exceeded",
-        message: "limit of requests per hour reached",
-        untilMs: Date.now() + 1_500,
-      }];
+      sim.control.setFaults({
+        rules: [unavailable, {
+          match: ".",
+          status: 429,
+          code: "rate_limit_exceeded",
+          message: "limit of requests per hour reached",
+          untilMs: Date.now() + 1_500,
+        }],
+      });
     }, 7_000);
     const services = (async () => {
       const batch = options.serviceBatch;
@@ -248,10 +249,8 @@ export async function runFaultScenario(
     running = false;
     clearInterval(bursts);
     await killer;
-    sim.faults.rules = [];
-    sim.faults.latencySpike = undefined;
-    sim.faults.rateLimitBurst = 0;
-    sim.world.actionFailure.rate = 0;
+    sim.control.setFaults({ rules: [], latencySpike: undefined, rateLimitBurst: 0 });
+    sim.control.setActionFailureRate(0);
     const faultSeconds = (Date.now() - faultStart) / 1000;
 
     const calm = Date.now();

@@ -270,13 +270,14 @@ Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is 
     const services = Array.from({ length: 23 }, () => svc({}));
     for (const s of services) await lbs.ensureLoadBalancer("k", s, nodes);
     // Old enough to be swept (a younger one may still be getting its Service's finalizer).
-    for (const lb of t.sim.world.loadBalancers.values()) {
-      lb.created = new Date(Date.now() - 120_000).toISOString();
-    }
+    for (const id of t.sim.world.loadBalancers.keys()) t.sim.control.backdateLoadBalancer(id, 120_000);
     const gone = [services[2], services[21], services[22]]; // the last two are on the third page of 10
-    lbOf(services[22]).protection.delete = true;
+    t.sim.control.protectLoadBalancer(lbOf(services[22]).id, true);
     const foreign = lbOf(services[5]);
-    foreign.labels["deno-ccm/cluster-id"] = "cluster-b";
+    t.sim.control.setLabels("load_balancer", foreign.id, {
+      ...foreign.labels,
+      "deno-ccm/cluster-id": "cluster-b",
+    });
     const live = new Set(services.filter((s) => !gone.includes(s)).map((s) => s.metadata!.uid!));
     live.delete(services[5].metadata!.uid!); // its Service is gone too, but it is another cluster's
 

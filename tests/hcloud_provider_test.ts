@@ -65,7 +65,9 @@ Deno.test("hcloud client: reads are retried on 429/5xx, writes only on 429; an H
   try {
     const registry = new Registry();
     const c = client(t.sim.endpoint, { metrics: registry, maxRetries: 3 });
-    t.sim.faults.rules = [{ match: "^GET /locations$", status: 503, code: "unavailable", count: 2 }];
+    t.sim.control.setFaults({
+      rules: [{ match: "^GET /locations$", status: 503, code: "unavailable", count: 2 }],
+    });
     const data = await c.call("locations", c.api.GET("/locations"));
     assertEquals(data.locations.length, 6);
     assertEquals(t.sim.count(/^GET \/locations$/), 3);
@@ -73,18 +75,22 @@ Deno.test("hcloud client: reads are retried on 429/5xx, writes only on 429; an H
     assertEquals(counter.get({ api_endpoint: "/locations", method: "get", code: "503" }), 2);
     assertEquals(counter.get({ api_endpoint: "/locations", method: "get", code: "200" }), 1);
 
-    t.sim.faults.rules = [{ match: "^POST /networks$", status: 503, code: "unavailable", count: 1 }];
+    t.sim.control.setFaults({
+      rules: [{ match: "^POST /networks$", status: 503, code: "unavailable", count: 1 }],
+    });
     const write = await assertRejects(
       () => c.call("create", c.api.POST("/networks", { body: { name: "n", ip_range: "10.0.0.0/16" } })),
       CloudApiError,
     );
     assertEquals(write.code, "unavailable");
     assertEquals(t.sim.count(/^POST \/networks$/), 1, "a write that may have happened is not repeated");
-    t.sim.faults.rateLimitBurst = 1;
+    t.sim.control.setFaults({ rateLimitBurst: 1 });
     await c.call("create", c.api.POST("/networks", { body: { name: "n", ip_range: "10.0.0.0/16" } }));
     assertEquals(t.sim.count(/^POST \/networks$/), 3, "a 429 write is repeated");
 
-    t.sim.faults.rules = [{ match: "^GET /server_types$", status: 502, code: "bad_gateway", html: true }];
+    t.sim.control.setFaults({
+      rules: [{ match: "^GET /server_types$", status: 502, code: "bad_gateway", html: true }],
+    });
     const html = await assertRejects(() => c.call("types", c.api.GET("/server_types")), CloudApiError);
     assertEquals([html.status, html.code], [502, "server_error"]);
     assertEquals(t.sim.count(/^GET \/server_types$/), 4, "1 try + 3 retries");
@@ -143,7 +149,7 @@ Deno.test("action waiter: concurrent waits share one poll per interval; failures
     const polls = t.sim.count(/^GET \/actions$/);
     // 30 actions of 300 ms polled every 100 ms: ~3-4 rounds of 2 requests (25 IDs each), not 30 × rounds.
     assert(polls <= 10, `polls: ${polls}`);
-    t.sim.world.actionFailure.next = 1;
+    t.sim.control.failNextActions(1);
     const failing = await c.call(
       "poweron",
       c.api.POST("/servers/{id}/actions/poweron", { params: { path: { id: servers[0].id } } }),
@@ -248,13 +254,13 @@ Deno.test("hcloud instances: metadata, addresses by family, matching by name and
       await provider.instances.instanceShutdown(node("cp", { providerID: `hcloud://${cp.id}` })),
       false,
     );
-    t.sim.world.servers.get(cp.id)!.status = "off";
+    t.sim.control.setPower(cp.id, false);
     provider.cache.invalidate();
     assertEquals(
       await provider.instances.instanceShutdown(node("cp", { providerID: `hcloud://${cp.id}` })),
       true,
     );
-    t.sim.world.servers.delete(cp.id);
+    t.sim.control.vanishServer(cp.id);
     provider.cache.invalidate(); // as if the max age passed
     const before = t.sim.count(/^GET \/servers\/\{id\}$/);
     assertEquals(

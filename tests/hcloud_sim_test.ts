@@ -146,7 +146,7 @@ Deno.test("simulator: actions run, lock their resource, and are polled in batche
     assertEquals((await t.api("GET", `/servers/${a.id}/actions/${off.body.action.id}`)).status, 200);
     assertEquals((await t.api("GET", `/servers/${b.id}/actions/${off.body.action.id}`)).status, 404);
     assertEquals((await t.api("GET", "/actions")).status, 422);
-    t.sim.world.actionFailure.next = 1;
+    t.sim.control.failNextActions(1);
     const failing = await t.api("POST", `/servers/${b.id}/actions/shutdown`);
     await new Promise((r) => setTimeout(r, 350));
     const failed = (await t.api("GET", `/actions/${failing.body.action.id}`)).body.action;
@@ -399,19 +399,21 @@ Deno.test("simulator: certificates, catalog, faults and audit log", async () => 
     assertEquals((await t.api("GET", "/datacenters")).body.datacenters.length, 6);
     assertEquals((await t.api("GET", "/server_types?name=cpx21")).body.server_types[0].cores, 3);
 
-    t.sim.faults.rules = [{ match: "^GET /locations$", status: 503, code: "unavailable", count: 1 }, {
-      match: "^GET /server_types$",
-      status: 502,
-      code: "bad_gateway",
-      html: true,
-      count: 1,
-    }];
+    t.sim.control.setFaults({
+      rules: [{ match: "^GET /locations$", status: 503, code: "unavailable", count: 1 }, {
+        match: "^GET /server_types$",
+        status: 502,
+        code: "bad_gateway",
+        html: true,
+        count: 1,
+      }],
+    });
     assertEquals((await t.api("GET", "/locations")).body.error.code, "unavailable");
     assertEquals((await t.api("GET", "/locations")).status, 200);
     const html = await t.api("GET", "/server_types");
     assertEquals(html.status, 502);
     assertMatch(String(html.body), /<html>/);
-    t.sim.faults.rateLimitBurst = 2;
+    t.sim.control.setFaults({ rateLimitBurst: 2 });
     assertEquals([
       (await t.api("GET", "/locations")).status,
       (await t.api("GET", "/locations")).status,

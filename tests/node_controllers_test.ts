@@ -163,9 +163,9 @@ Deno.test({
             await initialized(client, "life-a");
             await initialized(client, "life-b");
             await setReady(client, "life-a", false);
-            sim.world.servers.get(a.id)!.status = "off";
+            sim.control.setPower(a.id, false);
             await eventually(async () => hasTaint(await client.get(NODES, "life-a"), SHUTDOWN_TAINT), 10_000);
-            sim.world.servers.get(a.id)!.status = "running";
+            sim.control.setPower(a.id, true);
             await setReady(client, "life-a", true);
             await eventually(
               async () => !hasTaint(await client.get(NODES, "life-a"), SHUTDOWN_TAINT),
@@ -174,11 +174,11 @@ Deno.test({
 
             // An outage: every server request fails. NotReady nodes stay.
             await setReady(client, "life-b", false);
-            sim.faults.rules = [{ match: "^GET /servers", status: 503, code: "unavailable" }];
-            sim.world.servers.delete(b.id);
+            sim.control.setFaults({ rules: [{ match: "^GET /servers", status: 503, code: "unavailable" }] });
+            sim.control.vanishServer(b.id);
             await new Promise((r) => setTimeout(r, 4_000));
             assert(await client.get(NODES, "life-b"), "no Node is deleted while the API fails");
-            sim.faults.rules = [];
+            sim.control.setFaults({ rules: [] });
             const deletedAt = Date.now();
             await eventually(
               async () => !(await client.list(NODES)).items.some((n) => n.metadata?.name === "life-b"),
@@ -219,7 +219,7 @@ Deno.test({
             const network = sim.world.findNetwork("k8s")!;
             const start = sim.audit.length;
             // Through the API (detach and attach actions): the refresh follows the action log.
-            sim.world.moveServerIp(sim.world.servers.get(r1.id)!, network, "10.0.200.7");
+            sim.control.moveServerIp(r1.id, network.id, "10.0.200.7");
             await eventually(
               async () =>
                 (await client.get(NODES, "refresh-1")).status?.addresses?.some((a) =>
@@ -237,7 +237,7 @@ Deno.test({
             );
 
             // A rename is no action: the slow full list (6 s here) brings the new hostname.
-            sim.world.servers.get(r1.id)!.name = "refresh-1-renamed";
+            sim.control.renameServer(r1.id, "refresh-1-renamed");
             const renamedAt = sim.audit.length;
             await eventually(
               async () =>

@@ -35,7 +35,7 @@ Deno.test({
       );
       for (const server of servers) await setReady(client, server.name, false);
       const gone = servers.slice(0, 4);
-      for (const server of gone) s.sim.world.servers.delete(server.id);
+      for (const server of gone) s.sim.control.vanishServer(server.id);
 
       await eventually(() => held() === 4, 10_000);
       await new Promise((r) => setTimeout(r, 2_000));
@@ -55,11 +55,11 @@ Deno.test({
       assertEquals(await names(), ["b-1", "b-2", "b-3", "b-4"]);
 
       // The cloud answers plausibly again (the servers were there all along): nothing is held.
-      for (const server of gone.slice(1)) s.sim.world.servers.set(server.id, server);
+      for (const server of gone.slice(1)) s.sim.control.restoreServer(server);
       await eventually(() => held() === 0, 10_000);
 
       // One vanished server among four Nodes is deleted, as upstream does.
-      s.sim.world.servers.delete(servers[4].id);
+      s.sim.control.vanishServer(servers[4].id);
       await eventually(async () => !(await names()).includes("b-4"), 10_000);
       assertEquals(await names(), ["b-1", "b-2", "b-3"]);
     } finally {

@@ -161,7 +161,7 @@ Deno.test({
       assertEquals((await client.list(NODES)).items.length, 3, "no Node is deleted while Robot is down");
       await fetch(`${sim.url}/_sim/robot/outage`, { method: "PUT", body: JSON.stringify({}) })
         .then((r) => r.body?.cancel());
-      sim.robot.servers.delete(bm2.server_number);
+      sim.control.cancelRobotServer(bm2.server_number);
       await eventually(
         async () => !(await client.list(NODES)).items.some((n) => n.metadata?.name === "bm-2"),
         30_000,

@@ -114,9 +114,8 @@ Deno.test({
         );
 
         await t.step("node private IP changed → route replaced; node deleted → route removed", async () => {
-          const server = sim.world.servers.get(servers[1].id)!;
           // Detach and attach actions, as the API records them: the address refresh follows the log.
-          sim.world.moveServerIp(server, network, "10.0.77.7");
+          sim.control.moveServerIp(servers[1].id, network.id, "10.0.77.7");
           await eventually(
             () =>
               routes().includes("10.244.2.0/24 via 10.0.77.7") &&
@@ -129,12 +128,14 @@ Deno.test({
         });
 
         await t.step("the API answering locked for a while: the route still converges", async () => {
-          sim.faults.rules = [{
-            match: "^POST /networks/\\{id\\}/actions/add_route$",
-            status: 423,
-            code: "locked",
-            untilMs: Date.now() + 3_000,
-          }];
+          sim.control.setFaults({
+            rules: [{
+              match: "^POST /networks/\\{id\\}/actions/add_route$",
+              status: 423,
+              code: "locked",
+              untilMs: Date.now() + 3_000,
+            }],
+          });
           sim.addServer({ name: "node-4", private_net: [{ network: "k8s" }] });
           await registerNode(client, "node-4", { podCIDRs: ["10.244.4.0/24", "fd00:10:244:4::/64"] });
           await eventually(

@@ -44,9 +44,11 @@ Deno.test({
           if (format === "json") {
             await runScenario(client, s.sim);
             // Errors too: the cloud rejects requests for a while.
-            s.sim.faults.rules = [{ match: ".", status: 401, code: "unauthorized", count: 20 }];
+            s.sim.control.setFaults({
+              rules: [{ match: ".", status: 401, code: "unauthorized", count: 20 }],
+            });
             await new Promise((r) => setTimeout(r, 3_000));
-            s.sim.faults.rules = [];
+            s.sim.control.setFaults({ rules: [] });
           }
           for (
             const path of ["/metrics", "/healthz?verbose", "/readyz?verbose", "/livez", "/", "/debug/pprof"]

@@ -61,7 +61,7 @@ Deno.test("server cache (actions): action-logged changes are read by ID; labels 
 
     // No action for labels or a shutdown from inside: the snapshot keeps the old state ...
     await t.api("PUT", `/servers/${d.id}`, { labels: { team: "x" } });
-    t.sim.world.servers.get(e.id)!.status = "off";
+    t.sim.control.setPower(e.id, false);
     snapshot = await refresh();
     assertEquals(snapshot.byId.get(d.id)?.labels, {});
     assertEquals(snapshot.byId.get(e.id)?.status, "running");
@@ -72,14 +72,16 @@ Deno.test("server cache (actions): action-logged changes are read by ID; labels 
     assertEquals(count(/^GET \/servers$/), 6);
 
     // The log fails: that refresh lists everything instead, and says so in a metric.
-    t.sim.faults.rules = [{ match: "^GET /servers/actions", status: 503, code: "unavailable" }];
+    t.sim.control.setFaults({
+      rules: [{ match: "^GET /servers/actions", status: 503, code: "unavailable" }],
+    });
     await refresh();
     assertEquals(count(/^GET \/servers$/), 9);
     assertEquals(
       metrics.counter("hcloud_server_cache_action_log_fallbacks_total", "").get({ reason: "error" }),
       1,
     );
-    t.sim.faults.rules = [];
+    t.sim.control.setFaults({ rules: [] });
     await refresh();
     assertEquals(count(/^GET \/servers$/), 12, "the log is back: one full list takes new cursors");
     const before = t.sim.audit.length;
@@ -116,7 +118,7 @@ Deno.test("server cache (actions): the slow full list runs at its period; small 
     assertEquals([lists(), logs()], [16, logsBefore], "mode list: two full lists, no log read");
 
     // Two pages or fewer cost no more than the two logs: such a project is simply listed.
-    for (let i = 0; i < 70; i++) t.sim.world.removeServer([...t.sim.world.servers.values()][0], false);
+    for (let i = 0; i < 70; i++) t.sim.control.deleteServerWithoutAction([...t.sim.world.servers.keys()][0]);
     const small = new ServerCache(client, { maxAgeMs: 1, refresh: "actions" });
     await small.get();
     const before = [lists(), logs()];
@@ -141,15 +143,14 @@ Deno.test("instances (actions): a server missing from a fresh but outdated list 
     });
     const instances = new HcloudInstances(client, cache, { addressFamily: "ipv4", zoneLabelEnabled: true });
     // The cloud looks empty for a moment (an API incident) and a full list is taken then.
-    const all = [...t.sim.world.servers];
-    t.sim.world.servers.clear();
+    const restore = t.sim.control.vanishAllServers();
     assertEquals((await cache.get({ full: true })).all.length, 0);
-    for (const [id, s] of all) t.sim.world.servers.set(id, s);
+    restore();
     // The list is still fresh, but it is not what deletes a Node: the server is read now.
     const node = { metadata: { name: "kept" }, spec: { providerID: `hcloud://${server.id}` } };
     assertEquals(await instances.instanceExists(node), true);
     // A server really gone is still reported gone.
-    t.sim.world.removeServer(others[0]);
+    t.sim.control.deleteServer(others[0].id);
     const gone = { metadata: { name: "o0" }, spec: { providerID: `hcloud://${others[0].id}` } };
     assertEquals(await instances.instanceExists(gone), false);
   } finally {

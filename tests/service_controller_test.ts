@@ -253,7 +253,7 @@ Deno.test({
 
       await t.step("a balancer deleted outside the CCM is recreated and the ingress follows", async () => {
         const lost = (await lbOf("web"))!;
-        sim.world.loadBalancers.delete(lost.id);
+        sim.control.vanishLoadBalancer(lost.id);
         await eventually(async () => {
           const lb = await lbOf("web");
           return lb !== undefined && lb.id !== lost.id;
