@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { BodyReader, faults } from "./http_kit.ts";
+import { BodyReader } from "./http_kit.ts";
 import { byId, route, type SimRoute } from "./router.ts";
 import type { Faults, Simulator } from "./simulator.ts";
 import type { ServerSeed } from "./world.ts";
@@ -133,14 +133,17 @@ export function controlRoutes(sim: Simulator): SimRoute[] {
         fail_next_actions?: number;
         action_duration_ms?: number;
       };
-      sim.faults = {
+      // The whole set of knobs: what the body leaves out is off.
+      sim.control.clearFaults();
+      sim.control.setFaults({
         rules: body.rules ?? [],
         latencyMs: body.latencyMs ?? 0,
         latencySpike: body.latencySpike,
         rateLimitBurst: body.rateLimitBurst ?? 0,
-      };
-      sim.world.actionFailure = { rate: body.action_failure_rate ?? 0, next: body.fail_next_actions ?? 0 };
-      if (body.action_duration_ms !== undefined) sim.world.actionDurationMs = body.action_duration_ms;
+      });
+      sim.control.setActionFailureRate(body.action_failure_rate ?? 0);
+      sim.control.failNextActions(body.fail_next_actions ?? 0);
+      if (body.action_duration_ms !== undefined) sim.control.setActionDuration(body.action_duration_ms);
       return { status: 200, body: sim.faults };
     }),
     route("GET", "/faults", () => ({ status: 200, body: sim.faults })),

@@ -138,6 +138,11 @@ export class SimControl {
     this.#world.actionFailure.next = n;
   }
 
+  /** How long actions run before they finish, from now on. */
+  setActionDuration(ms: number): void {
+    this.#world.actionDurationMs = ms;
+  }
+
   /** This share of actions fails from now on. */
   setActionFailureRate(rate: number): void {
     this.#world.actionFailure.rate = rate;
