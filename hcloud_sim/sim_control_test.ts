@@ -40,3 +40,18 @@ Deno.test("sim control: renames and label edits record no action", () => {
   assertEquals([s.name, s.labels], ["b", { y: "2" }]);
   assertEquals(sim.world.actionsOf("server", s.id), []);
 });
+
+Deno.test("sim control over HTTP: PUT /_sim/faults sets every knob, and what it leaves out is off", async () => {
+  const sim = new Simulator({ quiet: true, latencyMs: 5 }).start();
+  const put = (body: unknown) =>
+    sim.handle(new Request("http://sim/_sim/faults", { method: "PUT", body: JSON.stringify(body) }));
+  await (await put({ rateLimitBurst: 1, fail_next_actions: 2, action_duration_ms: 7 })).body?.cancel();
+  assertEquals([sim.faults.latencyMs, sim.faults.rateLimitBurst], [0, 1]);
+  assertEquals([sim.world.actionFailure.next, sim.world.actionDurationMs], [2, 7]);
+  const limited = await sim.handle(
+    new Request("http://sim/v1/servers", { headers: { authorization: "Bearer " + [...sim.tokens][0] } }),
+  );
+  assertEquals(limited.status, 429);
+  await limited.body?.cancel();
+  await sim.stop();
+});
