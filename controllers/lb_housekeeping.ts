@@ -1,36 +1,112 @@
 /**
- * The service controller's housekeeping of this cluster's load balancers as a whole: learning the
- * cluster identity (the kube-system namespace UID) that tags them, sweeping balancers whose Service
- * is gone (created by a request in flight during a crash), finding balancers deleted outside the
- * CCM, and finding balancers changed outside it (drift). Each is one paginated list at most; the
- * controller decides when they run.
+ * The service controller's housekeeping of this cluster's load balancers as a whole, with its own
+ * timers and queue: learning the cluster identity (the kube-system namespace UID) that tags them,
+ * sweeping balancers whose Service is gone (created by a request in flight during a crash), finding
+ * balancers deleted outside the CCM, and repairing balancers changed outside it (drift). Each job is
+ * one paginated list at most; one worker runs them one at a time, retried with backoff.
  *
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { ControllerContext } from "./manager.ts";
 import type { LoadBalancers } from "../providers/provider.ts";
-import { NAMESPACES } from "../kube/resources.ts";
+import { NAMESPACES, SERVICES } from "../kube/resources.ts";
+import { objectKey } from "../kube/informer.ts";
+import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
+import type { EventRecorder } from "../kube/events.ts";
 import { logger } from "../lib/log.ts";
+import { withPriority } from "../lib/priority.ts";
+import { reconcilePolicy } from "./reconcile_policy.ts";
+
+/** The jobs, each a key of the housekeeping queue. */
+type Job = "orphan-sweep" | "verify" | "drift-repair";
+
+// Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
+// cleanup finds them; the hourly one is a backstop.
+const ORPHAN_SWEEP_DELAY_MS = 75_000;
+const ORPHAN_SWEEP_PERIOD_MS = 3_600_000;
+
+/** What housekeeping needs of the service controller. */
+export interface HousekeepingHooks {
+  /** The Services that want a balancer now. */
+  wanted(): Service[];
+  /** The wanted Services whose last sync succeeded (not being deleted). */
+  synced(): Service[];
+  /** Syncs the Service again; `recreate`: its balancer is gone, so forget what it was synced with. */
+  resync(service: Service, recreate: boolean): void;
+}
 
 /** See the module doc. */
 export class LoadBalancerHousekeeping {
   readonly #ctx: ControllerContext;
   readonly #lbs: LoadBalancers;
+  readonly #hooks: HousekeepingHooks;
+  readonly #recorder: EventRecorder;
+  readonly #queue: WorkQueue;
   readonly #log = logger("service");
   readonly #orphansDeleted;
   #clusterId?: string;
+  /** When the last drift check answered (it answers the verify's question too). */
+  #driftCheckedAt = 0;
 
-  constructor(ctx: ControllerContext, lbs: LoadBalancers) {
+  constructor(ctx: ControllerContext, lbs: LoadBalancers, recorder: EventRecorder, hooks: HousekeepingHooks) {
     this.#ctx = ctx;
     this.#lbs = lbs;
+    this.#hooks = hooks;
+    this.#recorder = recorder;
+    this.#queue = new WorkQueue("service-housekeeping", {
+      baseDelayMs: 1_000,
+      maxDelayMs: 60_000,
+      metrics: ctx.metrics,
+    });
     this.#orphansDeleted = ctx.metrics.counter(
       "service_orphan_load_balancers_deleted_total",
       "Load balancers of this cluster deleted because their Service no longer exists.",
     );
   }
 
-  /** Reads the cluster identity once and tells the provider; without it no orphan is ever swept. */
+  /**
+   * Runs the jobs on their periods until `signal` aborts: the orphan sweep 75 s after start and
+   * hourly, the missing-balancer check every `--node-status-update-frequency`, drift repair every
+   * `--drift-repair-period` (0: never). `learnClusterId` comes first.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const timers = [
+      setInterval(() => this.#queue.add("orphan-sweep" satisfies Job), ORPHAN_SWEEP_PERIOD_MS),
+      setInterval(() => this.#queue.add("verify" satisfies Job), this.#ctx.flags.nodeStatusUpdateFrequency),
+    ];
+    const driftPeriod = this.#ctx.flags.driftRepairPeriod;
+    if (driftPeriod > 0 && this.#lbs.checkDrift) {
+      timers.push(setInterval(() => this.#queue.add("drift-repair" satisfies Job), driftPeriod));
+    }
+    this.sweepSoon();
+    signal.addEventListener("abort", () => {
+      timers.forEach(clearInterval);
+      this.#queue.shutDown();
+    }, { once: true });
+    const jobs: Record<Job, () => Promise<void>> = {
+      "orphan-sweep": () => this.#sweep(),
+      "verify": () => this.#verify(),
+      "drift-repair": () => this.#repairDrift(),
+    };
+    await runWorkers(
+      this.#queue,
+      1,
+      (key) => withPriority("loadbalancer", jobs[key as Job]),
+      reconcilePolicy,
+    );
+  }
+
+  /** Sweeps for orphans a little later (a create still in flight from before a crash may land). */
+  sweepSoon(): void {
+    this.#queue.addAfter("orphan-sweep" satisfies Job, ORPHAN_SWEEP_DELAY_MS);
+  }
+
+  /**
+   * Reads the cluster identity once and tells the provider, before any balancer is synced (new ones
+   * carry it); without it no orphan is ever swept.
+   */
   async learnClusterId(): Promise<void> {
     if (!this.#lbs.sweepOrphans) return;
     try {
@@ -44,10 +120,11 @@ export class LoadBalancerHousekeeping {
     }
   }
 
-  /** Deletes this cluster's balancers whose Service is not among `liveServiceUids`. */
-  async sweep(liveServiceUids: Set<string>): Promise<void> {
+  /** Deletes this cluster's balancers whose Service no longer wants one. */
+  async #sweep(): Promise<void> {
     if (!this.#clusterId || !this.#lbs.sweepOrphans) return;
-    const deleted = await this.#lbs.sweepOrphans(this.#clusterId, liveServiceUids);
+    const live = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
+    const deleted = await this.#lbs.sweepOrphans(this.#clusterId, live);
     if (deleted) {
       this.#orphansDeleted.inc({}, deleted);
       this.#log.warning("deleted {n} orphaned load balancer(s) whose Service no longer exists", {
@@ -56,29 +133,54 @@ export class LoadBalancerHousekeeping {
     }
   }
 
-  /**
-   * Drift repair's one list: the Services among `synced` whose balancer no longer exists, and those
-   * whose balancer was changed outside the CCM (with what changed). Undefined: the provider cannot tell.
-   */
-  async drift(
-    synced: Service[],
-  ): Promise<{ missing: Service[]; drifted: { service: Service; differences: string[] }[] } | undefined> {
-    if (!this.#lbs.checkDrift) return undefined;
-    const report = await this.#lbs.checkDrift();
-    if (!report) return undefined;
-    const missing = synced.filter((svc) => !report.owners.has(svc.metadata!.uid!));
-    const drifted = synced.flatMap((service) => {
-      const differences = report.drifted.get(service.metadata!.uid!);
-      return differences ? [{ service, differences }] : [];
-    });
-    return { missing, drifted };
+  /** Recreates the balancers deleted outside the CCM (skipped right after a drift check answered it). */
+  async #verify(): Promise<void> {
+    if (Date.now() - this.#driftCheckedAt < this.#ctx.flags.nodeStatusUpdateFrequency) return;
+    const synced = this.#hooks.synced();
+    if (synced.length === 0) return;
+    const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length);
+    if (owners) this.#recreate(synced.filter((svc) => !owners.has(svc.metadata!.uid!)));
   }
 
-  /** The Services among `synced` whose balancer no longer exists (deleted outside the CCM). */
-  async missing(synced: Service[]): Promise<Service[]> {
-    if (synced.length === 0) return [];
-    const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length);
-    if (!owners) return [];
-    return synced.filter((svc) => !owners.has(svc.metadata!.uid!));
+  /** Syncs again every Service whose balancer was changed outside the CCM; recreates missing ones. */
+  async #repairDrift(): Promise<void> {
+    const report = await this.#lbs.checkDrift?.();
+    if (!report) return;
+    this.#driftCheckedAt = Date.now();
+    const synced = this.#hooks.synced();
+    this.#recreate(synced.filter((svc) => !report.owners.has(svc.metadata!.uid!)));
+    for (const service of synced) {
+      const differences = report.drifted.get(service.metadata!.uid!);
+      if (!differences) continue;
+      const what = differences.join(", ");
+      this.#log.warning("the load balancer of {service} was changed outside the CCM ({what}); reverting", {
+        service: objectKey(service),
+        what,
+      });
+      this.#recorder.event(
+        SERVICES,
+        service,
+        "Warning",
+        "LoadBalancerDrifted",
+        `The load balancer was changed outside the CCM (${what}); reverting`,
+      );
+      this.#hooks.resync(service, false);
+    }
+  }
+
+  #recreate(missing: Service[]): void {
+    for (const service of missing) {
+      this.#log.warning("the load balancer of {service} is gone; recreating it", {
+        service: objectKey(service),
+      });
+      this.#recorder.event(
+        SERVICES,
+        service,
+        "Warning",
+        "LoadBalancerMissing",
+        "The load balancer is gone; recreating it",
+      );
+      this.#hooks.resync(service, true);
+    }
   }
 }

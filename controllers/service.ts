@@ -6,7 +6,9 @@
  *
  * Services are synced when their spec, annotations or deletion state change, not on resyncs, so an
  * unchanged cluster costs no cloud calls. Invalid input (a `TerminalError`) is reported as a
- * Warning event and retried only when the Service changes.
+ * Warning event and retried only when the Service changes. What the controller knows of the node
+ * set lives in one `NodeSetMemory` (service_nodes.ts); the balancers as a whole (orphans, missing
+ * and drifted ones) are looked after by `LoadBalancerHousekeeping` (lb_housekeeping.ts).
  *
  * @module
  */
@@ -21,7 +23,7 @@ import { warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "./reconcile_policy.ts";
-import { eligibleNode, EXCLUDE_LABEL, nodeSet, sameLabels } from "./service_nodes.ts";
+import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 
 /** The finalizer that guarantees cleanup in the cloud. */
@@ -29,17 +31,8 @@ export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 /** The component name on events. */
 export const SERVICE_COMPONENT = "service-controller";
 const NODE_SYNC_PERIOD_MS = 100_000;
-const SWEEP = "sweep";
-// Balancers deleted outside the CCM are found by one listing per --node-status-update-frequency (the
-// refresh period, 5 min) and recreated.
-const VERIFY = "verify";
-// Balancers changed outside the CCM (and deleted ones) are found by one paginated list per
-// --drift-repair-period and synced again; a verify shortly after one is skipped.
-const DRIFT = "drift";
-const ORPHAN_SWEEP_DELAY_MS = 75_000;
-// Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
-// cleanup finds them; the hourly one is a backstop.
-const ORPHAN_SWEEP_PERIOD_MS = 3_600_000;
+/** The node queue's one key: node syncs coalesce into one run at a time. */
+const NODE_SYNC = "node-sync";
 
 /** Builds the controller, or says why it cannot run. */
 export function serviceController(ctx: ControllerContext): Controller | { disabled: string } {
@@ -61,13 +54,7 @@ class ServiceController implements Controller {
   readonly #recorder;
   readonly #log = logger("service");
   readonly #housekeeping: LoadBalancerHousekeeping;
-  /** Node set (name + provider ID) each load balancer was last synced with. */
-  readonly #synced = new Map<string, string>();
-  /** The node set the provider's shared node work (server labels) was last done for. */
-  #labeledSet?: string;
-  #eligibleCache?: { nodes: Node[]; set: string };
-  /** When the last drift check answered (it covers the verify's question too). */
-  #driftCheckedAt = 0;
+  readonly #nodeSets = new NodeSetMemory(() => this.#ctx.informers.for(NODES).list());
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers) {
     this.#ctx = ctx;
@@ -79,7 +66,14 @@ class ServiceController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
-    this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs);
+    this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs, this.#recorder, {
+      wanted: () => this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)),
+      synced: () => this.#syncedServices(),
+      resync: (svc, recreate) => {
+        if (recreate) this.#nodeSets.forget(objectKey(svc));
+        this.#queue.add(objectKey(svc));
+      },
+    });
     const enqueue = (svc: Service) => {
       if (this.#wants(svc) || hasFinalizer(svc)) this.#queue.add(objectKey(svc));
     };
@@ -88,18 +82,18 @@ class ServiceController implements Controller {
       onUpdate: (old, svc) => {
         if (old !== svc && relevant(old) !== relevant(svc)) enqueue(svc);
       },
-      onDelete: (svc) => this.#synced.delete(objectKey(svc)),
+      onDelete: (svc) => this.#nodeSets.forget(objectKey(svc)),
     });
     const nodeSync = () => {
-      this.#eligibleCache = undefined;
-      this.#nodeQueue.add("sync");
+      this.#nodeSets.nodesChanged();
+      this.#nodeQueue.add(NODE_SYNC);
     };
     ctx.informers.for(NODES).addHandlers({
       onAdd: nodeSync,
       onDelete: nodeSync,
       onUpdate: (old, node) => {
         // Any real change may alter what providers read (addresses, say); resyncs (old === node) do not.
-        if (old !== node) this.#eligibleCache = undefined;
+        if (old !== node) this.#nodeSets.nodesChanged();
         if (
           eligibleNode(old) !== eligibleNode(node) || old.spec?.providerID !== node.spec?.providerID ||
           old.metadata?.labels?.[EXCLUDE_LABEL] !== node.metadata?.labels?.[EXCLUDE_LABEL]
@@ -115,24 +109,11 @@ class ServiceController implements Controller {
     this.#lbs.setServiceLookup?.((uid) =>
       this.#ctx.informers.for(SERVICES).list().some((svc) => svc.metadata?.uid === uid)
     );
-    const periodic = setInterval(() => this.#nodeQueue.add("sync"), NODE_SYNC_PERIOD_MS);
-    const sweeps = setInterval(() => this.#nodeQueue.add(SWEEP), ORPHAN_SWEEP_PERIOD_MS);
-    const verifies = setInterval(
-      () => this.#nodeQueue.add(VERIFY),
-      this.#ctx.flags.nodeStatusUpdateFrequency,
-    );
-    const driftPeriod = this.#ctx.flags.driftRepairPeriod;
-    const drifts = driftPeriod > 0 && this.#lbs.checkDrift
-      ? setInterval(() => this.#nodeQueue.add(DRIFT), driftPeriod)
-      : undefined;
+    const periodic = setInterval(() => this.#nodeQueue.add(NODE_SYNC), NODE_SYNC_PERIOD_MS);
     await this.#housekeeping.learnClusterId();
-    this.#nodeQueue.addAfter(SWEEP, ORPHAN_SWEEP_DELAY_MS);
-    this.#nodeQueue.add("sync");
+    this.#nodeQueue.add(NODE_SYNC);
     signal.addEventListener("abort", () => {
       clearInterval(periodic);
-      clearInterval(sweeps);
-      clearInterval(verifies);
-      clearInterval(drifts);
       this.#queue.shutDown();
       this.#nodeQueue.shutDown();
     }, { once: true });
@@ -146,20 +127,10 @@ class ServiceController implements Controller {
       runWorkers(
         this.#nodeQueue,
         1,
-        (key) =>
-          withPriority(
-            "loadbalancer",
-            () =>
-              key === SWEEP
-                ? this.#sweep()
-                : key === VERIFY
-                ? this.#verify()
-                : key === DRIFT
-                ? this.#repairDrift()
-                : this.#syncNodes(),
-          ),
+        () => withPriority("loadbalancer", () => this.#syncNodes()),
         reconcilePolicy,
       ),
+      this.#housekeeping.run(signal),
     ]);
   }
 
@@ -170,7 +141,6 @@ class ServiceController implements Controller {
       (this.#ctx.flags.loadBalancerClass !== "" && cls === this.#ctx.flags.loadBalancerClass);
   }
 
-  /** Eligible Nodes and their set key, recomputed only after a Node event (not on every sync). */
   /**
    * What the Service's balancer targets, to compare with its last sync: the Nodes the provider says it
    * targets (a node selector, say), or else the whole eligible set.
@@ -180,18 +150,10 @@ class ServiceController implements Controller {
     return names ? nodeSet(nodes.filter((n) => names.has(n.metadata!.name!))) : set;
   }
 
-  #eligible(): { nodes: Node[]; set: string } {
-    if (!this.#eligibleCache) {
-      const nodes = this.#ctx.informers.for(NODES).list().filter(eligibleNode);
-      this.#eligibleCache = { nodes, set: nodeSet(nodes) };
-    }
-    return this.#eligibleCache;
-  }
-
   async #sync(key: string): Promise<void> {
     const svc = this.#ctx.informers.for(SERVICES).get(key);
     if (!svc) {
-      this.#synced.delete(key);
+      this.#nodeSets.forget(key);
       return;
     }
     const cluster = this.#ctx.flags.clusterName;
@@ -213,16 +175,16 @@ class ServiceController implements Controller {
       if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
         await this.#patchIngress(svc, []);
       }
-      this.#synced.delete(key);
+      this.#nodeSets.forget(key);
       this.#recorder.event(SERVICES, svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
       // A create still in flight from before a crash could land after this; sweep for it later.
-      this.#nodeQueue.addAfter(SWEEP, ORPHAN_SWEEP_DELAY_MS);
+      this.#housekeeping.sweepSoon();
       return;
     }
     if (!this.#wants(svc)) return;
     // The finalizer lands before any cloud call; a Service already gone gets no load balancer.
     if (!hasFinalizer(svc) && !(await this.#setFinalizer(svc, true))) return;
-    const { nodes, set } = this.#eligible();
+    const { nodes, set } = this.#nodeSets.eligible();
     if (nodes.length === 0) {
       this.#recorder.event(
         SERVICES,
@@ -251,79 +213,26 @@ class ServiceController implements Controller {
     if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress)) {
       await this.#patchIngress(svc, result.ingress);
     }
-    this.#synced.set(key, this.#targetKey(svc, nodes, set));
+    this.#nodeSets.synced(key, this.#targetKey(svc, nodes, set));
     // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
-    if (this.#eligible().set !== set) this.#nodeQueue.add("sync");
+    if (this.#nodeSets.eligible().set !== set) this.#nodeQueue.add(NODE_SYNC);
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
-  }
-
-  /** Deletes load balancers of this cluster whose Service is gone. */
-  async #sweep(): Promise<void> {
-    const live = new Set(
-      this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)).map((s) => s.metadata!.uid!),
-    );
-    await this.#housekeeping.sweep(live);
   }
 
   /** The Services whose last sync succeeded and that still want a balancer. */
   #syncedServices(): Service[] {
     return this.#ctx.informers.for(SERVICES).list().filter((svc) =>
-      this.#synced.has(objectKey(svc)) && this.#wants(svc) && !svc.metadata?.deletionTimestamp
+      this.#nodeSets.syncedWith(objectKey(svc)) !== undefined && this.#wants(svc) &&
+      !svc.metadata?.deletionTimestamp
     );
-  }
-
-  /** Re-ensures every synced Service whose balancer is gone (deleted outside the CCM). */
-  async #verify(): Promise<void> {
-    if (Date.now() - this.#driftCheckedAt < this.#ctx.flags.nodeStatusUpdateFrequency) return;
-    this.#recreate(await this.#housekeeping.missing(this.#syncedServices()));
-  }
-
-  /** Syncs again every Service whose balancer was changed outside the CCM, and recreates missing ones. */
-  async #repairDrift(): Promise<void> {
-    const found = await this.#housekeeping.drift(this.#syncedServices());
-    if (!found) return;
-    this.#driftCheckedAt = Date.now();
-    this.#recreate(found.missing);
-    for (const { service, differences } of found.drifted) {
-      const key = objectKey(service);
-      const what = differences.join(", ");
-      this.#log.warning("the load balancer of {service} was changed outside the CCM ({what}); reverting", {
-        service: key,
-        what,
-      });
-      this.#recorder.event(
-        SERVICES,
-        service,
-        "Warning",
-        "LoadBalancerDrifted",
-        `The load balancer was changed outside the CCM (${what}); reverting`,
-      );
-      this.#queue.add(key);
-    }
-  }
-
-  #recreate(missing: Service[]): void {
-    for (const svc of missing) {
-      const key = objectKey(svc);
-      this.#log.warning("the load balancer of {service} is gone; recreating it", { service: key });
-      this.#recorder.event(
-        SERVICES,
-        svc,
-        "Warning",
-        "LoadBalancerMissing",
-        "The load balancer is gone; recreating it",
-      );
-      this.#synced.delete(key);
-      this.#queue.add(key);
-    }
   }
 
   /** Updates the targets of every load balancer whose node set changed. */
   async #syncNodes(): Promise<void> {
-    const { nodes, set } = this.#eligible();
+    const { nodes, set } = this.#nodeSets.eligible();
     const targets = new Map<string, string>();
     const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
-      const last = this.#synced.get(objectKey(svc));
+      const last = this.#nodeSets.syncedWith(objectKey(svc));
       if (last === undefined || !this.#wants(svc) || svc.metadata?.deletionTimestamp) return false;
       const target = this.#targetKey(svc, nodes, set);
       targets.set(objectKey(svc), target);
@@ -333,9 +242,9 @@ class ServiceController implements Controller {
     // after a restart or a run of failed syncs none may be, and the labels must not lag.
     // Only while some Service wants a load balancer: the first ensure labels the servers anyway.
     const anyWanted = this.#ctx.informers.for(SERVICES).list().some((svc) => this.#wants(svc));
-    if (this.#lbs.syncNodes && anyWanted && set !== this.#labeledSet) {
+    if (this.#lbs.syncNodes && anyWanted && this.#nodeSets.needsSharedWork(set)) {
       await this.#lbs.syncNodes(this.#ctx.flags.clusterName, nodes);
-      this.#labeledSet = set;
+      this.#nodeSets.sharedWorkDone(set);
     }
     const limit = Math.max(1, this.#ctx.flags.concurrentServiceSyncs);
     for (let i = 0; i < stale.length; i += limit) {
@@ -345,7 +254,7 @@ class ServiceController implements Controller {
           try {
             const result = await this.#lbs.updateLoadBalancer(this.#ctx.flags.clusterName, svc, nodes);
             this.#warn(svc, result?.warnings);
-            this.#synced.set(key, targets.get(key)!);
+            this.#nodeSets.synced(key, targets.get(key)!);
             // Events only for work done: a label-selector balancer or a missing one was not updated.
             if (result && result.updated === false) return;
             this.#recorder.event(

@@ -32,3 +32,65 @@ export function eligibleNode(node: Node): boolean {
 export function nodeSet(nodes: Node[]): string {
   return nodes.map((n) => `${n.metadata?.name}|${n.spec?.providerID ?? ""}`).sort().join(",");
 }
+
+/** The eligible Nodes and their set key (see `nodeSet`). */
+export interface EligibleNodes {
+  nodes: Node[];
+  set: string;
+}
+
+/**
+ * The service controller's one memory of the node set: the eligible Nodes (recomputed only after a
+ * Node event, not on every sync), which targets each Service's balancer was last synced with, and
+ * which node set the provider's shared node work (server labels) was last done for.
+ */
+export class NodeSetMemory {
+  readonly #listNodes: () => Node[];
+  #eligible?: EligibleNodes;
+  /** Service key → what its balancer targeted at its last successful sync (a node-set key). */
+  readonly #syncedWith = new Map<string, string>();
+  #sharedWorkFor?: string;
+
+  constructor(listNodes: () => Node[]) {
+    this.#listNodes = listNodes;
+  }
+
+  /** The eligible Nodes now. */
+  eligible(): EligibleNodes {
+    if (!this.#eligible) {
+      const nodes = this.#listNodes().filter(eligibleNode);
+      this.#eligible = { nodes, set: nodeSet(nodes) };
+    }
+    return this.#eligible;
+  }
+
+  /** A Node changed: the eligible set is recomputed at the next `eligible()`. */
+  nodesChanged(): void {
+    this.#eligible = undefined;
+  }
+
+  /** The Service's balancer now targets `targets` (a node-set key). */
+  synced(serviceKey: string, targets: string): void {
+    this.#syncedWith.set(serviceKey, targets);
+  }
+
+  /** What the Service's balancer targeted at its last sync; undefined: never synced (or forgotten). */
+  syncedWith(serviceKey: string): string | undefined {
+    return this.#syncedWith.get(serviceKey);
+  }
+
+  /** The Service is gone, its balancer deleted, or must be synced from scratch. */
+  forget(serviceKey: string): void {
+    this.#syncedWith.delete(serviceKey);
+  }
+
+  /** Whether the shared node work is still to be done for `set`. */
+  needsSharedWork(set: string): boolean {
+    return set !== this.#sharedWorkFor;
+  }
+
+  /** The shared node work is done for `set`. */
+  sharedWorkDone(set: string): void {
+    this.#sharedWorkFor = set;
+  }
+}
