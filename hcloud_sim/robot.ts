@@ -109,14 +109,15 @@ export class RobotSim {
       reply(status, { error: { status, code, message, ...extra } });
     const form = request.method === "POST" ? new URLSearchParams(await request.text()) : undefined;
     if (request.method !== "POST") await request.body?.cancel();
+    // The audit names the route (not the server number) whatever the answer, an outage's included.
+    const m = path.match(/^\/(server|reset)(?:\/(\d+))?$/);
+    const [, kind, number] = m ?? [];
+    const route = `${request.method} /${kind}${number ? "/{number}" : ""}`;
+    if (m) entry.route = route;
     const user = basicUser(request.headers.get("authorization"));
     if (!user || !this.credentials.has(user)) return fail(401, "UNAUTHORIZED", "Unauthorized");
     if (this.outage) return fail(this.outage, "INTERNAL_ERROR", "robot unavailable");
-    const m = path.match(/^\/(server|reset)(?:\/(\d+))?$/);
     if (!m) return fail(404, "NOT_FOUND", "Not Found");
-    const [, kind, number] = m;
-    const route = `${request.method} /${kind}${number ? "/{number}" : ""}`;
-    entry.route = route;
     const limit = ROBOT_LIMITS[route];
     if (limit === undefined) return fail(405, "METHOD_NOT_ALLOWED", "Method not allowed");
     if (!this.#take(`${user} ${route}`, Math.max(1, Math.round(limit * this.limitScale)))) {

@@ -224,7 +224,7 @@ Deno.test("hcloud instances: metadata, addresses by family, matching by name and
       ],
       additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
     });
-    const dual = new HcloudInstances(provider.client, provider.cache, {
+    const dual = new HcloudInstances(provider.context, {
       addressFamily: "dualstack",
       zoneLabelEnabled: false,
     });

@@ -10,6 +10,8 @@ import { ServerCache } from "../providers/hcloud/server_cache.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
 import { HcloudInstances } from "../providers/hcloud/instances.ts";
+import { hcloudContext } from "../providers/hcloud/context.ts";
+import { ActionWaiter } from "../providers/hcloud/action_waiter.ts";
 
 Deno.test("server cache (actions): action-logged changes are read by ID; labels wait for the full list; a failing log falls back", async () => {
   const t = await startTestSim();
@@ -141,7 +143,8 @@ Deno.test("instances (actions): a server missing from a fresh but outdated list 
       refresh: "actions",
       fullListPeriodMs: 3_600_000,
     });
-    const instances = new HcloudInstances(client, cache, { addressFamily: "ipv4", zoneLabelEnabled: true });
+    const context = hcloudContext({ client, cache, actions: new ActionWaiter(client) });
+    const instances = new HcloudInstances(context, { addressFamily: "ipv4", zoneLabelEnabled: true });
     // The cloud looks empty for a moment (an API incident) and a full list is taken then.
     const restore = t.sim.control.vanishAllServers();
     assertEquals((await cache.get({ full: true })).all.length, 0);

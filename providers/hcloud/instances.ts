@@ -14,7 +14,7 @@ import type { ServerInfo } from "./shapes.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./server_labels.ts";
-import type { RobotServers } from "./robot_servers.ts";
+import type { ConfiguredNetwork, HcloudContext } from "./context.ts";
 import { RobotInstances } from "./robot_instances.ts";
 import { attachWarnings } from "../errors.ts";
 import { PROVIDED_NODE_IP } from "../../kube/well_known.ts";
@@ -36,17 +36,11 @@ const LEGACY_DATACENTER: Record<string, string> = {
 export interface InstancesOptions {
   addressFamily: AddressFamily;
   zoneLabelEnabled: boolean;
-  /** The configured network's ID, for InternalIP. */
-  networkId?: number;
   /** `HCLOUD_INSTANCES_NODE_NAME_SUFFIX`: a Node named `<server>.<suffix>` matches `<server>`. */
   nodeNameSuffix?: string;
   /** Server label keys (or `prefix*`) kept in step as Node labels under `serverLabelPrefix`. */
   serverLabels?: string[];
   serverLabelPrefix?: string;
-  /** `ROBOT_ENABLED`: Robot Nodes are ours (without it they are left alone). */
-  robotEnabled?: boolean;
-  /** The Robot server list, when Robot credentials are configured. */
-  robot?: RobotServers;
   /** `ROBOT_FORWARD_INTERNAL_IPS`. */
   forwardInternalIps?: boolean;
 }
@@ -55,16 +49,18 @@ export interface InstancesOptions {
 export class HcloudInstances implements Instances {
   readonly #cache: ServerCache;
   readonly #client: HcloudClient;
+  readonly #network: ConfiguredNetwork;
   readonly #options: InstancesOptions;
   /** Robot Nodes, when `ROBOT_ENABLED`. */
   readonly #robot?: RobotInstances;
 
-  constructor(client: HcloudClient, cache: ServerCache, options: InstancesOptions) {
-    this.#client = client;
-    this.#cache = cache;
+  constructor(ctx: HcloudContext, options: InstancesOptions) {
+    this.#client = ctx.client;
+    this.#cache = ctx.cache;
+    this.#network = ctx.network;
     this.#options = options;
-    if (options.robotEnabled) {
-      this.#robot = new RobotInstances(options.robot, {
+    if (ctx.robotEnabled) {
+      this.#robot = new RobotInstances(ctx.robot, {
         addressFamily: options.addressFamily,
         forwardInternalIps: options.forwardInternalIps ?? false,
       });
@@ -191,8 +187,9 @@ export class HcloudInstances implements Instances {
     if (family !== "ipv4" && server.ipv6Net) {
       addresses.push({ type: "ExternalIP", address: ipv6HostOne(server.ipv6Net) });
     }
-    const privateIp = server.privateNets.find((p) => p.network === this.#options.networkId)?.ip;
-    if (this.#options.networkId !== undefined && privateIp) {
+    const networkId = this.#network.id;
+    const privateIp = server.privateNets.find((p) => p.network === networkId)?.ip;
+    if (networkId !== undefined && privateIp) {
       addresses.push({ type: "InternalIP", address: privateIp });
     }
     return addresses;

@@ -23,7 +23,8 @@ import { parseLabelSelector } from "../../lib/label_selector.ts";
 import { primaryIpsBody, primaryIpWarnings } from "./lb_primary_ips.ts";
 import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
 import { parseProviderId } from "./provider_id.ts";
-import type { ServerLabeler } from "./server_labeler.ts";
+import { ServerLabeler } from "./server_labeler.ts";
+import type { ConfiguredNetwork, HcloudContext } from "./context.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 import {
   type LbAction,
@@ -46,7 +47,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #client: HcloudClient;
   readonly #actions: ActionWaiter;
   readonly #defaults: LoadBalancerDefaults;
-  readonly #networkId: () => number | undefined;
+  readonly #network: ConfiguredNetwork;
   readonly #certificates: LbCertificates;
   readonly #catalog: CatalogCache;
   readonly #labeler: ServerLabeler;
@@ -60,23 +61,16 @@ export class HcloudLoadBalancers implements LoadBalancers {
   /** Eligible Nodes at the last sync: sizes the drift list's pages. */
   #nodeCount = 0;
 
-  constructor(
-    client: HcloudClient,
-    actions: ActionWaiter,
-    defaults: LoadBalancerDefaults,
-    networkId: () => number | undefined,
-    labeler: ServerLabeler,
-    robot: RobotTargetContext = { enabled: false },
-  ) {
-    this.#robot = robot;
-    this.#labeler = labeler;
-    this.#client = client;
-    this.#actions = actions;
+  constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults) {
+    this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
+    this.#labeler = new ServerLabeler(ctx.client, ctx.cache);
+    this.#client = ctx.client;
+    this.#actions = ctx.actions;
     this.#defaults = defaults;
-    this.#networkId = networkId;
-    this.#certificates = new LbCertificates(client, actions);
-    this.#catalog = new CatalogCache(client);
-    this.#lookup = new LbLookup(client, () => this.#clusterId);
+    this.#network = ctx.network;
+    this.#certificates = new LbCertificates(ctx.client, ctx.actions);
+    this.#catalog = new CatalogCache(ctx.client);
+    this.#lookup = new LbLookup(ctx.client, () => this.#clusterId);
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
@@ -156,7 +150,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       spec,
       services,
       targets: selector ? { selector } : { serverIds: ids },
-      networkId: this.#networkId(),
+      networkId: this.#network.id,
     });
     return { ingress: ingressOf(lb, spec), warnings };
   }
@@ -273,7 +267,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
 
   #spec(service: Service): LoadBalancerSpec {
     const { spec, errors } = parseLoadBalancerSpec(service, this.#defaults);
-    if (spec.usePrivateIp && this.#networkId() === undefined) {
+    if (spec.usePrivateIp && this.#network.id === undefined) {
       errors.push(
         "annotation load-balancer.hetzner.cloud/use-private-ip needs a network (HCLOUD_NETWORK is not set)",
       );
@@ -356,7 +350,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
         "no location: set the annotation load-balancer.hetzner.cloud/location or network-zone, or HCLOUD_LOAD_BALANCERS_LOCATION",
       );
     }
-    const networkId = this.#networkId();
+    const networkId = this.#network.id;
     // A fixed private IP or subnet is set by a separate attach after creation.
     const attachOnCreate = networkId !== undefined && !spec.privateIpv4 && !spec.privateSubnetIpRange;
     const body = {
@@ -402,7 +396,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   async #reconcileNetwork(lb: LB, spec: LoadBalancerSpec): Promise<boolean> {
-    const networkId = this.#networkId();
+    const networkId = this.#network.id;
     if (networkId === undefined) return false;
     const api = this.#client.api;
     const path = { params: { path: { id: lb.id } } };

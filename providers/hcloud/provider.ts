@@ -9,13 +9,13 @@ import { Credentials } from "./credentials.ts";
 import { CloudApiError } from "../errors.ts";
 import { HcloudClient } from "./client.ts";
 import type { HcloudConfig } from "./config.ts";
-import { HcloudInstances, type InstancesOptions } from "./instances.ts";
+import { HcloudInstances } from "./instances.ts";
+import { type HcloudContext, hcloudContext } from "./context.ts";
 import { ServerCache } from "./server_cache.ts";
 import { ActionWaiter } from "./action_waiter.ts";
 import { toNetworkInfo } from "./shapes.ts";
 import { HcloudRoutes } from "./routes.ts";
 import { HcloudLoadBalancers } from "./load_balancers.ts";
-import { ServerLabeler } from "./server_labeler.ts";
 import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 import { ConfigError } from "../../config/config_error.ts";
@@ -37,9 +37,8 @@ export class HcloudProvider implements CloudProvider {
   readonly config: HcloudConfig;
   /** `HCLOUD_METRICS_ADDRESS` (default `:8233`, all interfaces) unless `HCLOUD_METRICS_ENABLED=false`. */
   readonly metricsAddress?: { hostname: string; port: number };
-  /** The configured network's ID, known after {@link initialize}. */
-  networkId?: number;
-  readonly #instanceOptions: InstancesOptions;
+  /** What instances, load balancers and routes share (see context.ts). */
+  readonly context: HcloudContext;
 
   readonly #credentials: Credentials;
   /** Leadership: once aborted, no cloud write is sent (see {@link fence}). */
@@ -82,41 +81,34 @@ export class HcloudProvider implements CloudProvider {
         robot.cacheTimeoutMs,
       );
     }
-    this.#instanceOptions = {
+    this.context = hcloudContext({
+      client: this.client,
+      cache: this.cache,
+      actions: this.actions,
       robotEnabled: robot.enabled,
       robot: this.robot,
-      forwardInternalIps: robot.forwardInternalIps,
-      addressFamily: config.addressFamily,
-      zoneLabelEnabled: config.zoneLabelEnabled,
-      nodeNameSuffix: config.nodeNameSuffix,
-      serverLabels: config.serverLabels,
-      serverLabelPrefix: config.serverLabelPrefix,
-    };
+    });
     this.instances = countOperations(
-      new HcloudInstances(this.client, this.cache, this.#instanceOptions),
+      new HcloudInstances(this.context, {
+        forwardInternalIps: robot.forwardInternalIps,
+        addressFamily: config.addressFamily,
+        zoneLabelEnabled: config.zoneLabelEnabled,
+        nodeNameSuffix: config.nodeNameSuffix,
+        serverLabels: config.serverLabels,
+        serverLabelPrefix: config.serverLabelPrefix,
+      }),
       OPERATIONS.instances,
       registry,
     );
     if (config.loadBalancers.enabled) {
       this.loadBalancers = countOperations(
-        new HcloudLoadBalancers(
-          this.client,
-          this.actions,
-          config.loadBalancers,
-          () => this.networkId,
-          new ServerLabeler(this.client, this.cache),
-          { enabled: config.robot.enabled, servers: this.robot },
-        ),
+        new HcloudLoadBalancers(this.context, config.loadBalancers),
         OPERATIONS.loadBalancers,
         registry,
       );
     }
     if (config.network && config.networkRoutesEnabled) {
-      this.routes = countOperations(
-        new HcloudRoutes(this.client, this.actions, () => this.networkId),
-        OPERATIONS.routes,
-        registry,
-      );
+      this.routes = countOperations(new HcloudRoutes(this.context), OPERATIONS.routes, registry);
     }
   }
 
@@ -174,8 +166,7 @@ export class HcloudProvider implements CloudProvider {
           code: "not_found",
         });
       }
-      this.networkId = toNetworkInfo(network).id;
-      this.#instanceOptions.networkId = this.networkId;
+      this.context.network.resolve(toNetworkInfo(network).id);
       logger("hcloud").info("using network {name} ({id})", { name: network.name, id: network.id });
     }
     // Robot credentials are checked (and the list cached) now; rejected ones turn /readyz false

@@ -9,22 +9,23 @@ import type { Route, Routes } from "../provider.ts";
 import { TerminalError } from "../errors.ts";
 import type { HcloudClient } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
+import type { ConfiguredNetwork, HcloudContext } from "./context.ts";
 import { type NetworkInfo, toNetworkInfo } from "./shapes.ts";
 import { cidrContains, parseCidr } from "../../lib/cidr.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseProviderId } from "./provider_id.ts";
 
-/** See the module doc. `networkId` is read when used, since it is resolved at initialization. */
+/** See the module doc. The network's ID is read when used, since it is resolved at initialization. */
 export class HcloudRoutes implements Routes {
   readonly #client: HcloudClient;
   readonly #actions: ActionWaiter;
-  readonly #networkId: () => number | undefined;
+  readonly #configured: ConfiguredNetwork;
   #network?: NetworkInfo;
 
-  constructor(client: HcloudClient, actions: ActionWaiter, networkId: () => number | undefined) {
-    this.#client = client;
-    this.#actions = actions;
-    this.#networkId = networkId;
+  constructor(ctx: HcloudContext) {
+    this.#client = ctx.client;
+    this.#actions = ctx.actions;
+    this.#configured = ctx.network;
   }
 
   /** Robot Nodes are not in the Cloud network: routes cannot use them as a gateway. */
@@ -110,7 +111,7 @@ export class HcloudRoutes implements Routes {
   }
 
   #id(): number {
-    const id = this.#networkId();
+    const id = this.#configured.id;
     if (id === undefined) throw new Error("the network is not resolved yet");
     return id;
   }

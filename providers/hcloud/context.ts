@@ -1,0 +1,59 @@
+/**
+ * What the hcloud provider's parts share, built once when the provider is made and handed to
+ * instances, load balancers and routes: one client, one server cache, one action waiter, the Robot
+ * server list, and the network `HCLOUD_NETWORK` names. The context is frozen; the network is the one
+ * fact only known after `initialize` (it is looked up by name), so it is a write-once value that the
+ * parts read when they use it.
+ *
+ * @module
+ */
+import type { HcloudClient } from "./client.ts";
+import type { ServerCache } from "./server_cache.ts";
+import type { ActionWaiter } from "./action_waiter.ts";
+import type { RobotServers } from "./robot_servers.ts";
+
+/** The configured network, resolved once at initialize. */
+export class ConfiguredNetwork {
+  #id?: number;
+
+  /** The network's ID: undefined without `HCLOUD_NETWORK`, or before `initialize` resolved it. */
+  get id(): number | undefined {
+    return this.#id;
+  }
+
+  /** Set once by `initialize`; a second, different resolution is a bug. */
+  resolve(id: number): void {
+    if (this.#id !== undefined && this.#id !== id) {
+      throw new Error(`network resolved twice (${this.#id}, then ${id})`);
+    }
+    this.#id = id;
+  }
+}
+
+/** See the module doc. */
+export interface HcloudContext {
+  readonly client: HcloudClient;
+  readonly cache: ServerCache;
+  readonly actions: ActionWaiter;
+  readonly network: ConfiguredNetwork;
+  /** `ROBOT_ENABLED`: Robot Nodes are ours (without it they are left alone). */
+  readonly robotEnabled: boolean;
+  /** The Robot server list, when Robot is enabled with credentials. */
+  readonly robot?: RobotServers;
+}
+
+/** Builds the frozen context. */
+export function hcloudContext(parts: {
+  client: HcloudClient;
+  cache: ServerCache;
+  actions: ActionWaiter;
+  network?: ConfiguredNetwork;
+  robotEnabled?: boolean;
+  robot?: RobotServers;
+}): HcloudContext {
+  return Object.freeze({
+    ...parts,
+    network: parts.network ?? new ConfiguredNetwork(),
+    robotEnabled: parts.robotEnabled ?? false,
+  });
+}
