@@ -86,6 +86,7 @@ export interface ProviderWarning {
 
 /** What `checkDrift` found: the owners (Service UIDs) of the balancers that exist, and drifted ones. */
 export interface DriftReport {
+  /** The UIDs of the Services whose balancers exist. */
   owners: Set<string>;
   /** Service UID → what differs, in words ("service on port 80 deleted"). */
   drifted: Map<string, string[]>;
