@@ -30,12 +30,6 @@ export interface AppOptions {
   provider: CloudProvider;
   factories: Partial<Record<ControllerName, ControllerFactory>>;
   registry?: Registry;
-  /** Leader-election identity (default hostname + random). */
-  identity?: string;
-  /** Called with the status server's address once it listens. */
-  onListen?: (addr: Deno.NetAddr) => void;
-  /** Wraps the Kubernetes transport (tests use it to count or cut requests). */
-  wrapTransport?: (t: KubeTransport) => KubeTransport;
 }
 
 /** Runs until `signal` aborts (exit code 0) or leadership is lost (exit code 1). */
@@ -44,13 +38,12 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
   const { flags } = options;
   const registry = options.registry ?? new Registry();
   processMetrics(registry);
-  let transport: KubeTransport = new HttpTransport(options.connection, {
+  const transport: KubeTransport = new HttpTransport(options.connection, {
     qps: flags.kubeApiQps,
     burst: flags.kubeApiBurst,
     metrics: registry,
     userAgent: `deno-ccm/${flags.cloudProvider}`,
   });
-  if (options.wrapTransport) transport = options.wrapTransport(transport);
   const client = new KubeClient(transport, "deno-ccm");
   const state: {
     apiserver: boolean;
@@ -63,7 +56,6 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     ? new LeaderElector(client, {
       namespace: flags.leaderElectResourceNamespace,
       name: flags.leaderElectResourceName,
-      identity: options.identity,
       leaseDurationMs: flags.leaderElectLeaseDuration,
       renewDeadlineMs: flags.leaderElectRenewDeadline,
       retryPeriodMs: flags.leaderElectRetryPeriod,
@@ -92,7 +84,6 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
             host: addr.hostname,
             port: addr.port,
           });
-          options.onListen?.(addr);
         },
         health: [{ name: "ping", check: () => undefined }],
         ready: [
@@ -153,7 +144,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     userAgent: `deno-ccm/${flags.cloudProvider}`,
   });
   const { recorder, flushRecorders } = makeRecorderFactory(
-    new KubeClient(options.wrapTransport ? options.wrapTransport(eventTransport) : eventTransport),
+    new KubeClient(eventTransport),
     elector?.identity ?? hostname(),
   );
   let exitCode = 0;

@@ -4,10 +4,12 @@
  *
  * @module
  */
-import { KubeApiError } from "./errors.ts";
+import { KubeApiError, type KubeStatus } from "./errors.ts";
 import { resourcePath, type ResourceType } from "./resources.ts";
 import type { KubeRequest, KubeTransport } from "./transport.ts";
 import { decodeWatchStream, type WatchEvent } from "./watch.ts";
+
+export type { KubeRequest, KubeStatus, KubeTransport, ResourceType, WatchEvent };
 
 /** The four patch formats the apiserver accepts. */
 export type PatchType = "merge" | "strategic" | "json" | "apply";
@@ -21,26 +23,37 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 
 /** A list response: items plus the resourceVersion to watch from. */
 export interface ObjectList<T> {
+  /** The objects of this page. */
   items: T[];
+  /** The version to watch from, and the token of the next page if there is one. */
   metadata: { resourceVersion: string; continue?: string };
 }
 
 /** Where an object is and how to reach it. */
 export interface ObjectOptions {
+  /** The namespace of a namespaced resource. */
   namespace?: string;
+  /** A subresource such as `status`. */
   subresource?: string;
+  /** Cancels the request. */
   signal?: AbortSignal;
 }
 
 /** List and watch filters. */
 export interface ListOptions {
+  /** Only this namespace (all namespaces when unset). */
   namespace?: string;
+  /** A label selector, e.g. `app=web`. */
   labelSelector?: string;
+  /** A field selector, e.g. `metadata.name=n1`. */
   fieldSelector?: string;
   /** Page size; 0 or unset asks for everything at once. */
   limit?: number;
+  /** The previous page's `metadata.continue`. */
   continueToken?: string;
+  /** List or watch from this version. */
   resourceVersion?: string;
+  /** Cancels the request. */
   signal?: AbortSignal;
 }
 
@@ -62,8 +75,11 @@ export interface PatchOptions extends ObjectOptions {
 
 /** Delete options. */
 export interface DeleteOptions extends ObjectOptions {
+  /** Delete only the object with this UID or version (not a newer one of the same name). */
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** What happens to the object's dependents. */
   propagationPolicy?: "Orphan" | "Background" | "Foreground";
+  /** Seconds before the object is deleted (0: at once). */
   gracePeriodSeconds?: number;
 }
 
@@ -71,8 +87,31 @@ interface Named {
   metadata?: { name?: string; namespace?: string };
 }
 
-/** Typed access to the Kubernetes API. Every failure is a {@link KubeApiError}. */
+/**
+ * Typed access to the Kubernetes API. Every failure is a {@link KubeApiError}.
+ *
+ * @example Against a transport that answers from memory (tests swap the transport, not the client)
+ * ```ts
+ * import { KubeClient, type KubeTransport } from "./client.ts";
+ * import { NODES } from "./resources.ts";
+ *
+ * const transport: KubeTransport = {
+ *   send: (request) =>
+ *     Promise.resolve(Response.json({ metadata: { name: request.path.split("/").pop() } })),
+ *   close: () => {},
+ * };
+ * const client = new KubeClient(transport);
+ * const node = await client.get(NODES, "n1");
+ * if (node.metadata?.name !== "n1") throw new Error("the example is wrong");
+ * ```
+ */
 export class KubeClient {
+  /**
+   * A client on `transport`.
+   *
+   * @param transport Sends the requests (HTTP to an apiserver, or anything that answers like one).
+   * @param fieldManager The field manager named on writes (apply needs one).
+   */
   constructor(readonly transport: KubeTransport, readonly fieldManager = "deno-ccm") {}
 
   /** Reads one object. */

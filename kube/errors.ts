@@ -6,11 +6,17 @@
 
 /** The `Status` object the apiserver returns with a failed request (the fields we use). */
 export interface KubeStatus {
+  /** `Status`. */
   kind?: string;
+  /** `Failure` (or `Success`). */
   status?: string;
+  /** What went wrong, for people. */
   message?: string;
+  /** What went wrong, for programs: `NotFound`, `Conflict`, `Expired`, ... */
   reason?: string;
+  /** The HTTP status. */
   code?: number;
+  /** The object concerned, when to retry, and the causes of an invalid request. */
   details?: { name?: string; kind?: string; retryAfterSeconds?: number; causes?: unknown[] };
 }
 
@@ -81,9 +87,4 @@ export class KubeApiError extends Error {
       { retryAfterSeconds: retryAfter },
     );
   }
-}
-
-/** True when `err` is a {@link KubeApiError} for which `test` holds. */
-export function isKubeError(err: unknown, test: (e: KubeApiError) => boolean): boolean {
-  return err instanceof KubeApiError && test(err);
 }

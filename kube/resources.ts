@@ -3,16 +3,18 @@
  *
  * @module
  */
-import type { Event, Namespace, Node, Service, ServiceAccount } from "kubernetes-types/core/v1.d.ts";
+import type { Event, Namespace, Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 
 /** Where a resource lives in the API. `T` is the object type. */
 export interface ResourceType<T = unknown> {
   /** `v1` for the core group, else `group/version`. */
   apiVersion: string;
+  /** The object kind, e.g. `Node`. */
   kind: string;
   /** Lower-case plural used in URLs, e.g. `nodes`. */
   plural: string;
+  /** Whether objects live in namespaces. */
   namespaced: boolean;
   /** Phantom field carrying the object type; never set. */
   readonly _type?: T;
@@ -37,13 +39,6 @@ export const EVENTS: ResourceType<Event> = {
   apiVersion: "v1",
   kind: "Event",
   plural: "events",
-  namespaced: true,
-};
-/** Core v1 ServiceAccounts. */
-export const SERVICE_ACCOUNTS: ResourceType<ServiceAccount> = {
-  apiVersion: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
   namespaced: true,
 };
 /** Core v1 Namespaces. */

@@ -12,13 +12,17 @@ import type { Registry } from "../lib/metrics.ts";
 
 /** One HTTP request to the apiserver. */
 export interface KubeRequest {
+  /** The HTTP method. */
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Absolute API path, e.g. `/api/v1/nodes/n1`. */
   path: string;
+  /** Query parameters (selectors, paging, watch). */
   query?: URLSearchParams;
   /** Serialized body. */
   body?: string;
+  /** The body's media type (JSON, or one of the patch types). */
   contentType?: string;
+  /** Cancels the request. */
   signal?: AbortSignal;
   /** A long-running watch: the timeout covers only the wait for response headers. */
   watch?: boolean;
@@ -28,6 +32,7 @@ export interface KubeRequest {
 
 /** Sends requests; answers every HTTP status with a `Response` and throws only when none arrived. */
 export interface KubeTransport {
+  /** Sends one request; resolves with any HTTP answer, rejects only when no answer came. */
   send(request: KubeRequest): Promise<Response>;
   /** Releases connections. */
   close(): void;

@@ -36,7 +36,6 @@ export interface LoadBalancerDefaults {
 export interface HcloudConfig {
   token: string;
   endpoint: string;
-  debug: boolean;
   /** Network name or ID (`HCLOUD_NETWORK`). */
   network?: string;
   /** The token came from HCLOUD_TOKEN_FILE (for messages; never the token itself). */
@@ -44,7 +43,6 @@ export interface HcloudConfig {
   /** `HCLOUD_TOKEN_FILE` when the token comes from it: read again while running (rotation). */
   tokenFile?: string;
   networkRoutesEnabled: boolean;
-  networkDisableAttachedCheck: boolean;
   addressFamily: AddressFamily;
   zoneLabelEnabled: boolean;
   /**
@@ -199,15 +197,17 @@ export async function readHcloudConfig(
   }
 
   const robot = await readRobotConfig(env, errors, bool);
+  // Accepted and checked as the official CCM does, without effect here (the README says why):
+  // request logging is --log-level=debug; there is no attached-network check to disable.
+  bool("HCLOUD_DEBUG", false);
+  bool("HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK", false);
   const config: HcloudConfig = {
     token: token ?? "",
     endpoint,
-    debug: bool("HCLOUD_DEBUG", false),
     network,
     tokenFromFile: !str("HCLOUD_TOKEN") && !!tokenFile,
     tokenFile: !str("HCLOUD_TOKEN") && tokenFile ? tokenFile : undefined,
     networkRoutesEnabled: network ? bool("HCLOUD_NETWORK_ROUTES_ENABLED", true) : false,
-    networkDisableAttachedCheck: bool("HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK", false),
     addressFamily: family as AddressFamily,
     zoneLabelEnabled: bool("HCLOUD_INSTANCES_ZONE_LABEL_ENABLED", true),
     nodeNameSuffix,
