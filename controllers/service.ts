@@ -54,6 +54,8 @@ class ServiceController implements Controller {
   readonly #recorder;
   readonly #log = logger("service");
   readonly #housekeeping: LoadBalancerHousekeeping;
+  /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
+  readonly #stateKeys = new Set<string>();
   readonly #nodeSets = new NodeSetMemory(() => this.#ctx.informers.for(NODES).list());
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers) {
@@ -80,7 +82,7 @@ class ServiceController implements Controller {
     ctx.informers.for(SERVICES).addHandlers({
       onAdd: enqueue,
       onUpdate: (old, svc) => {
-        if (old !== svc && relevant(old) !== relevant(svc)) enqueue(svc);
+        if (old !== svc && relevant(old, this.#stateKeys) !== relevant(svc, this.#stateKeys)) enqueue(svc);
       },
       onDelete: (svc) => this.#nodeSets.forget(objectKey(svc)),
     });
@@ -106,8 +108,9 @@ class ServiceController implements Controller {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    this.#lbs.setServiceLookup?.((uid) =>
-      this.#ctx.informers.for(SERVICES).list().some((svc) => svc.metadata?.uid === uid)
+    this.#lbs.setServiceLookup?.(
+      (uid) => this.#ctx.informers.for(SERVICES).list().some((svc) => svc.metadata?.uid === uid),
+      () => this.#ctx.informers.for(SERVICES).list(),
     );
     const periodic = setInterval(() => this.#nodeQueue.add(NODE_SYNC), NODE_SYNC_PERIOD_MS);
     await this.#housekeeping.learnClusterId();
@@ -159,8 +162,9 @@ class ServiceController implements Controller {
     const cluster = this.#ctx.flags.clusterName;
     if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#wants(svc))) {
       this.#recorder.event(SERVICES, svc, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      let released;
       try {
-        await this.#lbs.ensureLoadBalancerDeleted(cluster, svc);
+        released = await this.#lbs.ensureLoadBalancerDeleted(cluster, svc);
       } catch (err) {
         this.#recorder.event(
           SERVICES,
@@ -170,6 +174,9 @@ class ServiceController implements Controller {
           `Error deleting load balancer: ${(err as Error).message}`,
         );
         throw err;
+      }
+      if (released?.annotations && !svc.metadata?.deletionTimestamp) {
+        await this.#patchAnnotations(svc, released.annotations);
       }
       await this.#setFinalizer(svc, false);
       if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
@@ -210,6 +217,7 @@ class ServiceController implements Controller {
       throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
     this.#warn(svc, result.warnings);
+    if (result.annotations) await this.#patchAnnotations(svc, result.annotations);
     if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress)) {
       await this.#patchIngress(svc, result.ingress);
     }
@@ -309,6 +317,21 @@ class ServiceController implements Controller {
     }
   }
 
+  /** Writes the provider's state annotations (null removes one) when they differ, with the status. */
+  async #patchAnnotations(svc: Service, annotations: Record<string, string | null>): Promise<void> {
+    for (const key of Object.keys(annotations)) this.#stateKeys.add(key);
+    const current = svc.metadata?.annotations ?? {};
+    if (Object.entries(annotations).every(([k, v]) => (current[k] ?? null) === v)) return;
+    try {
+      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", { metadata: { annotations } }, {
+        namespace: svc.metadata!.namespace,
+        subresource: "status",
+      });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
+    }
+  }
+
   async #patchIngress(svc: Service, ingress: LoadBalancerIngress[]): Promise<void> {
     try {
       await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", {
@@ -328,10 +351,11 @@ function hasFinalizer(svc: Service): boolean {
 }
 
 /** What makes a Service worth a sync: spec, annotations, deletion, identity. */
-function relevant(svc: Service): string {
+function relevant(svc: Service, stateKeys: Set<string>): string {
+  const annotations = Object.entries(svc.metadata?.annotations ?? {}).filter(([k]) => !stateKeys.has(k));
   return JSON.stringify([
     svc.spec,
-    svc.metadata?.annotations,
+    annotations,
     svc.metadata?.deletionTimestamp,
     svc.metadata?.uid,
   ]);

@@ -94,6 +94,11 @@ export interface DriftReport {
 
 /** What ensure/update return: the status (ensure only) and warnings to record as events. */
 export interface LoadBalancerResult extends LoadBalancerStatus {
+  /**
+   * Small state the provider keeps on the Service (written with its status when it differs; `null`
+   * removes a key), e.g. what the Service owns on a balancer it shares.
+   */
+  annotations?: Record<string, string | null>;
   /** Recorded as Warning events on the Service (or the Node each names). */
   warnings?: ProviderWarning[];
 }
@@ -138,8 +143,14 @@ export interface LoadBalancers {
    * again. `undefined`: it cannot tell now.
    */
   checkDrift?(): Promise<DriftReport | undefined>;
-  /** Deletes the balancer; succeeds when it is already gone. */
-  ensureLoadBalancerDeleted(clusterName: string, service: Service): Promise<void>;
+  /**
+   * Deletes the balancer (or what the Service owns on it); succeeds when it is already gone. May
+   * return annotations to write on the Service, as `ensureLoadBalancer` does.
+   */
+  ensureLoadBalancerDeleted(
+    clusterName: string,
+    service: Service,
+  ): Promise<void | { annotations?: Record<string, string | null> }>;
   /**
    * Optional: called once per change of the eligible node set, before `updateLoadBalancer` for each
    * Service, for work shared by all balancers (e.g. labelling the servers a label-selector target
@@ -158,7 +169,7 @@ export interface LoadBalancers {
    * Optional: tells the provider which Service UIDs exist in this cluster, so a balancer labelled
    * for a Service that is gone (a recreated Service) can be told from one that belongs to a live one.
    */
-  setServiceLookup?(exists: (uid: string) => boolean): void;
+  setServiceLookup?(exists: (uid: string) => boolean, all?: () => Service[]): void;
 }
 
 /** A route of the pod network (upstream `cloudprovider.Route`). */

@@ -68,7 +68,28 @@ export interface LoadBalancerSpec {
   /** `public-net-ipv4` / `-ipv6`: Primary IP IDs the balancer is created with (creation only). */
   publicNetIpv4?: number;
   publicNetIpv6?: number;
+  /** `attach-to`: a balancer made outside Kubernetes (name or ID) this Service co-manages (ours). */
+  attachTo?: string;
 }
+
+/** Annotations that change a balancer as a whole: not ours to set on a co-managed one. */
+const WHOLE_BALANCER = [
+  "name",
+  "location",
+  "network-zone",
+  "type",
+  "algorithm-type",
+  "disable-public-network",
+  "private-ipv4",
+  "private-subnet-ip-range",
+  "node-selector",
+  "ipv4-rdns",
+  "ipv6-rdns",
+  "protection-delete",
+  "adopt-existing",
+  "public-net-ipv4",
+  "public-net-ipv6",
+];
 
 const ANNOTATIONS = [
   "name",
@@ -112,6 +133,7 @@ const ANNOTATIONS = [
   "adopt-existing",
   "public-net-ipv4",
   "public-net-ipv6",
+  "attach-to",
   "ipv4",
   "ipv6",
   "id",
@@ -286,7 +308,22 @@ export function parseLoadBalancerSpec(
     typeAnnotated: !!raw("type"),
     publicNetIpv4: int("public-net-ipv4", 1, Number.MAX_SAFE_INTEGER),
     publicNetIpv6: int("public-net-ipv6", 1, Number.MAX_SAFE_INTEGER),
+    attachTo: name(
+      "attach-to",
+      /^(\d+|[a-zA-Z0-9]([a-zA-Z0-9._-]{0,61}[a-zA-Z0-9])?)$/,
+      "load balancer name or ID",
+    ),
   };
+  const wholeBalancer = WHOLE_BALANCER.filter((n) => raw(n) !== undefined);
+  if (spec.attachTo !== undefined && wholeBalancer.length) {
+    errors.push(
+      `annotation ${PREFIX}attach-to: the balancer belongs to its maker, so ` +
+        `${
+          wholeBalancer.map((n) => PREFIX + n).join(", ")
+        } cannot be set with it (targets and settings of the ` +
+        "whole balancer are shared by everything it serves)",
+    );
+  }
   if ((spec.publicNetIpv4 || spec.publicNetIpv6) && spec.disablePublicNetwork) {
     errors.push(
       `annotation ${PREFIX}public-net-ipv4/-ipv6 needs the public network, but ` +

@@ -36,6 +36,7 @@ import {
 } from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
 import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./lb_drift.ts";
+import { CoManagedBalancers } from "./lb_co_managed.ts";
 import type { DriftReport } from "../provider.ts";
 
 type LB = Schemas["load_balancer"];
@@ -60,6 +61,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #asked = new Map<number, DriftRecord>();
   /** Eligible Nodes at the last sync: sizes the drift list's pages. */
   #nodeCount = 0;
+  /** Balancers made outside Kubernetes that Services are attached to (`attach-to`). */
+  readonly #coManaged: CoManagedBalancers;
 
   constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults) {
     this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
@@ -71,6 +74,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#certificates = new LbCertificates(ctx.client, ctx.actions);
     this.#catalog = new CatalogCache(ctx.client);
     this.#lookup = new LbLookup(ctx.client, () => this.#clusterId);
+    this.#coManaged = new CoManagedBalancers(ctx, this.#labeler);
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
@@ -85,9 +89,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   async ensureLoadBalancer(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
-    // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails.
-    const unconfigured: ProviderWarning[] =
-      parseLoadBalancerSpec(service, this.#defaults).spec.typeAnnotated || this.#defaults.type ? [] : [{
+    // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
+    // (not for a co-managed balancer, whose type is its maker's).
+    const { spec: parsed } = parseLoadBalancerSpec(service, this.#defaults);
+    const unconfigured: ProviderWarning[] = parsed.typeAnnotated || this.#defaults.type || parsed.attachTo
+      ? []
+      : [{
         reason: "LoadBalancerTypeUnconfigured",
         message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
           'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
@@ -104,6 +111,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
 
   async #ensure(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
     const spec = this.#spec(service);
+    if (spec.attachTo) return await this.#ensureCoManaged(service, spec, nodes);
     // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
     const identity = spec.nodeSelector ? undefined : this.#clusterId;
     const selector = identity ? this.#labeler.selector(identity) : undefined;
@@ -155,6 +163,24 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
+  /** A Service attached to a balancer made outside Kubernetes: only its ports and the target are ours. */
+  async #ensureCoManaged(
+    service: Service,
+    spec: LoadBalancerSpec,
+    nodes: Node[],
+  ): Promise<LoadBalancerResult> {
+    const certificates = spec.protocol === "https"
+      ? await this.#certificates.resolve(service, spec)
+      : { ids: [], warnings: [] };
+    const { services, warnings } = desiredServices(service, spec, certificates.ids);
+    const fields = checkServiceFields(service, spec, services.length);
+    const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
+    return {
+      ...result,
+      warnings: [...certificates.warnings, ...warnings, ...fields.warnings, ...result.warnings ?? []],
+    };
+  }
+
   setClusterId(clusterId: string): void {
     this.#clusterId = clusterId;
   }
@@ -174,6 +200,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     nodes: Node[],
   ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
     const spec = this.#spec(service);
+    // A co-managed balancer's target is this cluster's label selector, which follows the labels.
+    if (spec.attachTo) return { warnings: [], updated: false };
     // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
     // but say when the type cannot hold them all.
     if (!spec.nodeSelector && this.#clusterId) {
@@ -216,10 +244,18 @@ export class HcloudLoadBalancers implements LoadBalancers {
     );
   }
 
-  existingLoadBalancerOwners(expected: number): Promise<Set<string> | undefined> {
-    return this.#clusterId
-      ? existingOwners(this.#client, this.#clusterId, expected, (lb) => this.#labeler.checkResolved(lb))
-      : Promise.resolve(undefined);
+  async existingLoadBalancerOwners(expected: number): Promise<Set<string> | undefined> {
+    if (!this.#clusterId) return undefined;
+    // Co-managed balancers carry no label of ours: their Services count as having one.
+    const attached = [...this.#coManaged.attached.keys()];
+    const owners = await existingOwners(
+      this.#client,
+      this.#clusterId,
+      expected - attached.length,
+      (lb) => this.#labeler.checkResolved(lb),
+    );
+    if (owners) { for (const uid of attached) owners.add(uid); }
+    return owners;
   }
 
   async checkDrift(): Promise<DriftReport | undefined> {
@@ -240,10 +276,19 @@ export class HcloudLoadBalancers implements LoadBalancers {
       const differences = driftOf(lb, { ...asked, ipTargets });
       if (differences.length) drifted.set(asked.serviceUid, differences);
     }
+    for (const uid of this.#coManaged.attached.keys()) owners.add(uid);
     return { owners, drifted };
   }
 
-  async ensureLoadBalancerDeleted(_cluster: string, service: Service): Promise<void> {
+  async ensureLoadBalancerDeleted(
+    _cluster: string,
+    service: Service,
+  ): Promise<void | { annotations: Record<string, null> }> {
+    const released = await this.#coManaged.release(service, this.#clusterId);
+    if (released || parseLoadBalancerSpec(service, this.#defaults).spec.attachTo) {
+      await this.#certificates.deleteFor(service);
+      return released;
+    }
     const lb = await this.#lookup.findByUid(service);
     if (lb) this.#asked.delete(lb.id);
     // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
@@ -323,9 +368,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
     }
   }
 
-  setServiceLookup(exists: (uid: string) => boolean): void {
+  setServiceLookup(exists: (uid: string) => boolean, all?: () => Service[]): void {
     this.#lookup.serviceExists = exists;
     this.#certificates.serviceExists = exists;
+    if (all) this.#coManaged.services = all;
   }
 
   /** Sends one action request and waits until the action finished (the LB is locked until then). */

@@ -1,0 +1,96 @@
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { assertEquals } from "../../testing/assert.ts";
+import { CO_MANAGED_STATE, planCoManaged, planRelease, readCoManagedState } from "./lb_co_managed.ts";
+import { parseLoadBalancerSpec } from "./lb_annotations.ts";
+import type { DesiredService } from "./lb_desired.ts";
+import type { components } from "./api_types.ts";
+
+type LB = components["schemas"]["load_balancer"];
+const SEL = "deno-ccm/lb-target=c1";
+
+function svc(port: number, destination = 30000 + port): DesiredService {
+  return {
+    listen_port: port,
+    destination_port: destination,
+    protocol: "tcp",
+    proxyprotocol: false,
+    health_check: { protocol: "tcp", port: destination },
+  } as DesiredService;
+}
+function lb(ports: number[], selector = false): LB {
+  return {
+    id: 5,
+    name: "shared",
+    services: ports.map((p) => ({
+      ...svc(p),
+      health_check: { ...svc(p).health_check, interval: 15, timeout: 10, retries: 3 },
+    })),
+    targets: [
+      { type: "server", server: { id: 1 } },
+      ...(selector ? [{ type: "label_selector", label_selector: { selector: SEL } }] : []),
+    ],
+  } as unknown as LB;
+}
+const target = (addedByCluster = false) => ({ selector: SEL, usePrivateIp: false, addedByCluster });
+
+Deno.test("co-managed plan: own ports added, updated and removed; others reported; target added once", () => {
+  const first = planCoManaged(lb([9000]), [svc(80), svc(9000)], undefined, target());
+  assertEquals(first.actions.map((a) => a.kind), ["add_service", "add_target"]);
+  assertEquals(first.conflicts, [9000]);
+  assertEquals(first.state, { id: 5, ports: [80], target: true });
+
+  const moved = planCoManaged(lb([80, 9000], true), [svc(8080)], first.state, target(true));
+  assertEquals(moved.actions, [{ kind: "delete_service", listenPort: 80 }, {
+    kind: "add_service",
+    service: svc(8080),
+  }]);
+  assertEquals(moved.state, { id: 5, ports: [8080], target: true });
+
+  const changed = planCoManaged(
+    lb([80], true),
+    [svc(80, 31111)],
+    { id: 5, ports: [80], target: false },
+    target(),
+  );
+  assertEquals(changed.actions.map((a) => a.kind), ["update_service"]);
+  assertEquals(changed.state.target, false, "a target found there is not ours");
+
+  const otherBalancer = planCoManaged(lb([80]), [svc(80)], { id: 99, ports: [80], target: true }, target());
+  assertEquals(otherBalancer.conflicts, [80], "ports owned on another balancer are not owned here");
+});
+
+Deno.test("co-managed release: own ports, and the target only when the cluster added it and nobody needs it", () => {
+  const state = { id: 5, ports: [80, 81], target: true };
+  const kinds = (keep: boolean, added: boolean) =>
+    planRelease(lb([80, 9000], true), state, { selector: SEL, addedByCluster: added, stillServed: keep })
+      .map((a) => a.kind === "delete_service" ? `delete ${a.listenPort}` : a.kind);
+  assertEquals(kinds(false, true), ["delete 80", "remove_target"]);
+  assertEquals(kinds(true, true), ["delete 80"]);
+  assertEquals(kinds(false, false), ["delete 80"]);
+});
+
+Deno.test("co-managed input: the record is read defensively; whole-balancer annotations are refused by name", () => {
+  const service = (annotations: Record<string, string>): Service => ({
+    metadata: { name: "s", annotations },
+  });
+  assertEquals(readCoManagedState(service({ [CO_MANAGED_STATE]: "{bad" })), undefined);
+  assertEquals(readCoManagedState(service({ [CO_MANAGED_STATE]: '{"id":5,"ports":[80,"x"],"target":1}' })), {
+    id: 5,
+    ports: [80],
+    target: false,
+  });
+  const defaults = { enabled: true, disablePrivateIngress: false, usePrivateIp: false, disableIpv6: false };
+  const P = "load-balancer.hetzner.cloud/";
+  const { errors } = parseLoadBalancerSpec(
+    service({
+      [`${P}attach-to`]: "shared",
+      [`${P}type`]: "lb21",
+      [`${P}algorithm-type`]: "least_connections",
+    }),
+    defaults,
+  );
+  assertEquals(errors.length, 1);
+  assertEquals(errors[0].includes(`${P}type, ${P}algorithm-type`), true, errors[0]);
+  const bad = parseLoadBalancerSpec(service({ [`${P}attach-to`]: "-x-" }), defaults);
+  assertEquals(bad.errors[0].includes('"-x-"'), true, bad.errors[0]);
+});

@@ -1,0 +1,186 @@
+/**
+ * Co-managed load balancers against a real apiserver and the simulator: Services attached with
+ * `load-balancer.hetzner.cloud/attach-to` to a balancer made by Terraform add their ports and the
+ * cluster's target, never change anything else, report a port someone else serves, refuse settings
+ * of the whole balancer and balancers the CCM made for a Service, and take only what they added when
+ * they change or go.
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
+import { CO_MANAGED_STATE } from "../providers/hcloud/lb_co_managed.ts";
+
+const P = "load-balancer.hetzner.cloud/";
+
+function service(name: string, annotations: Record<string, string>, ports: number[]): Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "default", annotations },
+    spec: {
+      type: "LoadBalancer",
+      selector: { app: name },
+      ports: ports.map((port) => ({ name: `p${port}`, port, protocol: "TCP" as const })),
+    },
+  };
+}
+
+Deno.test({
+  name: "co-managed balancers: attached Services own their ports and the target, nothing else",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const sim = s.sim;
+    const client = await adminClient(cluster);
+    for (const i of [1, 2]) {
+      sim.addServer({ name: `c${i}`, location: "fsn1" });
+      await registerNode(client, `c${i}`);
+    }
+    const vm = sim.addServer({ name: "tf-vm", location: "fsn1" });
+    const shared = (await s.api("POST", "/load_balancers", {
+      name: "shared",
+      load_balancer_type: "lb11",
+      location: "fsn1",
+      labels: { "managed-by": "terraform" },
+      services: [{ protocol: "tcp", listen_port: 9000, destination_port: 9000 }],
+      targets: [{ type: "server", server: { id: vm.id } }],
+    })).body.load_balancer;
+    const ccm = await startCcm(cluster, sim, [
+      "--controllers=cloud-node,service",
+      "--node-status-update-frequency=2s",
+      "--drift-repair-period=2s",
+    ]);
+    const lb = () => sim.world.loadBalancers.get(shared.id)!;
+    const ports = () => lb().services.map((x) => x.listen_port).sort((a, b) => a - b);
+    const selectorTargets = () => lb().targets.filter((x) => x.type === "label_selector").length;
+    const get = (name: string) => client.get(SERVICES, name, { namespace: "default" });
+    const untouched = () => {
+      assertEquals(lb().labels, { "managed-by": "terraform" }, "labels are Terraform's");
+      assertEquals(lb().load_balancer_type.name, "lb11");
+      assertEquals(lb().services.find((x) => x.listen_port === 9000)?.destination_port, 9000);
+      assert(
+        lb().targets.some((x) => x.type === "server" && x.server?.id === vm.id),
+        "Terraform's target stays",
+      );
+    };
+    try {
+      await eventually(async () => (await client.list(NODES)).items.every((n) => n.spec?.providerID), 20_000);
+
+      await t.step("a Service attached by name adds its port and the cluster's target", async () => {
+        await client.create(SERVICES, service("a", { [`${P}attach-to`]: "shared" }, [80]));
+        await eventually(
+          async () => (await get("a")).status?.loadBalancer?.ingress?.[0]?.ip === shared.public_net.ipv4.ip,
+          20_000,
+        );
+        assertEquals(ports(), [80, 9000]);
+        assertEquals(selectorTargets(), 1);
+        untouched();
+        assertEquals(
+          JSON.parse((await get("a")).metadata!.annotations![CO_MANAGED_STATE]),
+          { id: shared.id, ports: [80], target: true },
+          "what it owns is recorded on the Service",
+        );
+      });
+
+      await t.step("a port someone else serves is reported, never overwritten", async () => {
+        await client.create(SERVICES, service("b", { [`${P}attach-to`]: String(shared.id) }, [443, 9000]));
+        await eventually(() => ports().includes(443), 20_000);
+        await eventually(
+          async () =>
+            (await eventsOf(client, "b")).some((e) =>
+              e.startsWith("Warning CoManagedPortConflict") && e.includes("port 9000")
+            ),
+          20_000,
+        );
+        untouched();
+        assertEquals(selectorTargets(), 1, "one target for the cluster");
+      });
+
+      await t.step(
+        "settings of the whole balancer and balancers made for a Service are refused",
+        async () => {
+          const before = JSON.stringify(lb());
+          await client.create(
+            SERVICES,
+            service("c", { [`${P}attach-to`]: "shared", [`${P}type`]: "lb21" }, [81]),
+          );
+          await eventually(
+            async () =>
+              (await eventsOf(client, "c")).some((e) =>
+                e.startsWith("Warning SyncLoadBalancerFailed") && e.includes(`${P}type`) &&
+                e.includes("attach-to")
+              ),
+            20_000,
+          );
+          await client.create(SERVICES, service("own", { [`${P}location`]: "fsn1" }, [82]));
+          await eventually(
+            async () => ((await get("own")).status?.loadBalancer?.ingress ?? []).length > 0,
+            20_000,
+          );
+          const ownName = [...sim.world.loadBalancers.values()].find((x) =>
+            x.labels["hcloud-ccm/service-uid"] !== undefined
+          )!.name;
+          const ownBefore = JSON.stringify([...sim.world.loadBalancers.values()].find((x) =>
+            x.name === ownName
+          ));
+          await client.create(SERVICES, service("d", { [`${P}attach-to`]: ownName }, [83]));
+          await eventually(async () =>
+            (await eventsOf(client, "d")).some((e) =>
+              e.startsWith("Warning SyncLoadBalancerFailed") && e.includes("made outside Kubernetes")
+            ), 20_000);
+          assertEquals(JSON.stringify(lb()), before, "the shared balancer is unchanged");
+          assertEquals(
+            JSON.stringify([...sim.world.loadBalancers.values()].find((x) =>
+              x.name === ownName
+            )),
+            ownBefore,
+            "the Service's own balancer is unchanged",
+          );
+        },
+      );
+
+      await t.step("a changed port moves; housekeeping counts attached Services as served", async () => {
+        const current = await get("a");
+        await client.update(SERVICES, {
+          ...current,
+          spec: { ...current.spec, ports: [{ name: "p8080", port: 8080, protocol: "TCP" }] },
+        });
+        await eventually(() =>
+          JSON.stringify(ports()) === JSON.stringify([443, 8080, 9000]), 20_000);
+        await new Promise((r) =>
+          setTimeout(r, 4_000)
+        ); // two verify and drift periods
+        for (const name of ["a", "b"]) {
+          assert(
+            !(await eventsOf(client, name)).some((e) => e.includes("LoadBalancerMissing")),
+            `${name} is not taken for missing`,
+          );
+        }
+        untouched();
+      });
+
+      await t.step("Services that go take exactly what they added", async () => {
+        await client.delete(SERVICES, "a", { namespace: "default" });
+        await eventually(() => !ports().includes(8080), 20_000);
+        assertEquals(selectorTargets(), 1, "b still needs the target");
+        await client.delete(SERVICES, "b", { namespace: "default" });
+        await eventually(() => JSON.stringify(ports()) === JSON.stringify([9000]), 20_000);
+        await eventually(() => selectorTargets() === 0, 20_000);
+        untouched();
+        assertEquals(lb().targets.length, 1, "only Terraform's target is left");
+      });
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});
