@@ -57,6 +57,11 @@ Deno.test({
       await eventually(async () => (await ingress("web")).length === 2);
       const first = await ingress("web");
       assertEquals(first, [v4.ip, v6.ip.replace(/\/\d+$/, "1")]);
+      assertEquals(
+        (await warnings("web")).filter((w) => w.includes("public-net")),
+        [],
+        "the annotations work, so nothing says they are ignored",
+      );
 
       // Deleted and recreated: the same addresses (the Primary IPs outlive the balancer).
       await client.delete(SERVICES, "web", { namespace: "default" });

@@ -14,11 +14,6 @@ import type { ProviderWarning } from "../provider.ts";
 import { KNOWN_ANNOTATIONS, type LoadBalancerSpec, PREFIX } from "./lb_annotations.ts";
 
 /** The official CCM's annotations (after v1.37) that this CCM does not implement yet. */
-const NOT_IMPLEMENTED: Record<string, string> = {
-  "public-net-ipv4": "Primary IPs for load balancers are not supported yet",
-  "public-net-ipv6": "Primary IPs for load balancers are not supported yet",
-};
-
 /** What the Service asks that cannot be done: warnings, and why a new balancer must not be made. */
 export interface FieldVerdict {
   warnings: ProviderWarning[];
@@ -58,12 +53,7 @@ export function checkServiceFields(
   for (const key of Object.keys(service.metadata?.annotations ?? {})) {
     if (!key.startsWith(PREFIX)) continue;
     const name = key.slice(PREFIX.length);
-    if (NOT_IMPLEMENTED[name]) {
-      warnings.push({
-        reason: "UnsupportedAnnotation",
-        message: `annotation ${key} is ignored: ${NOT_IMPLEMENTED[name]}`,
-      });
-    } else if (!KNOWN_ANNOTATIONS.includes(name)) {
+    if (!KNOWN_ANNOTATIONS.includes(name)) {
       warnings.push({
         reason: "UnknownAnnotation",
         message: `annotation ${key.slice(0, 120)} is not known and has no effect (a typo?)`,
