@@ -17,13 +17,8 @@ export async function executeLbAction(
 ): Promise<void> {
   const api = client.api;
   const path = { params: { path: { id } } };
-  const run = async (
-    what: string,
-    pending: Promise<{ data?: unknown; error?: unknown; response: Response }>,
-  ) => {
-    const data = await client.call(what, pending) as { action?: Schemas["action"] | null };
-    if (data.action) await actions.wait(data.action);
-  };
+  const run = (what: string, pending: Promise<{ data?: unknown; error?: unknown; response: Response }>) =>
+    actAndWait(client, actions, what, pending);
   switch (action.kind) {
     case "update":
       return await run(
@@ -110,4 +105,15 @@ export async function executeLbAction(
         }),
       );
   }
+}
+
+/** Sends one request and, when it returns an action, waits until the action finished. */
+export async function actAndWait(
+  client: HcloudClient,
+  waiter: ActionWaiter,
+  what: string,
+  pending: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+): Promise<void> {
+  const data = await client.call(what, pending) as { action?: Schemas["action"] | null };
+  if (data.action) await waiter.wait(data.action);
 }

@@ -19,21 +19,15 @@ import { checkServiceFields } from "./lb_service_fields.ts";
 import { LbLookup } from "./lb_lookup.ts";
 import { existingOwners, sweepOrphans } from "./lb_inventory.ts";
 import { CatalogCache } from "./catalog_cache.ts";
-import { parseLabelSelector } from "../../lib/label_selector.ts";
-import { primaryIpsBody, primaryIpWarnings } from "./lb_primary_ips.ts";
-import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
-import { parseProviderId } from "./provider_id.ts";
+import { primaryIpWarnings } from "./lb_primary_ips.ts";
+import { type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";
+import { LbTargets, selectedNodes, warnTooManyTargets } from "./lb_targets.ts";
+import { checkCatalog, checkServiceLimit } from "./lb_catalog_checks.ts";
+import { createLoadBalancer, reconcileNetwork } from "./lb_create.ts";
 import { ServerLabeler } from "./server_labeler.ts";
 import type { ConfiguredNetwork, HcloudContext } from "./context.ts";
-import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
-import {
-  type LbAction,
-  planExposure,
-  planLabelTarget,
-  planServerTargets,
-  planServices,
-  planShape,
-} from "./lb_plan.ts";
+import { parseLabelSelector } from "../../lib/label_selector.ts";
+import { type LbAction, planExposure, planServices, planShape } from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
 import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./lb_drift.ts";
 import { CoManagedBalancers } from "./lb_co_managed.ts";
@@ -55,8 +49,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   #clusterId?: string;
   readonly #lookup: LbLookup;
   readonly #robot: RobotTargetContext;
-  /** IP targets last applied per balancer name: a node-set change that leaves them alone costs nothing. */
-  readonly #appliedIps = new Map<string, string>();
+  readonly #targets: LbTargets;
   /** What the last successful sync asked of each balancer (by ID), for drift repair. */
   readonly #asked = new Map<number, DriftRecord>();
   /** Eligible Nodes at the last sync: sizes the drift list's pages. */
@@ -73,6 +66,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#network = ctx.network;
     this.#certificates = new LbCertificates(ctx.client, ctx.actions);
     this.#catalog = new CatalogCache(ctx.client);
+    this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
     this.#lookup = new LbLookup(ctx.client, () => this.#clusterId);
     this.#coManaged = new CoManagedBalancers(ctx, this.#labeler);
   }
@@ -119,7 +113,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     // applied once the input has been checked, so bad input changes nothing in the cloud.
     if (identity) this.#labeler.want(identity, nodes);
     const warnings: ProviderWarning[] = [];
-    await this.#checkCatalog(spec, warnings);
+    await checkCatalog(this.#catalog, spec, warnings);
     const certificates = spec.protocol === "https"
       ? await this.#certificates.resolve(service, spec)
       : { ids: [], warnings: [] };
@@ -129,7 +123,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
     warnings.push(...serviceWarnings, ...targetWarnings, ...robotTargets.warnings);
     let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
-    await this.#checkServiceLimit(spec, lb, services.length);
+    await checkServiceLimit(this.#catalog, spec, lb, services.length);
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...fields.warnings);
     if (!lb && fields.refuseCreate) {
@@ -139,17 +133,28 @@ export class HcloudLoadBalancers implements LoadBalancers {
     }
     if (identity) await this.#labeler.apply();
     if (lb) warnings.push(...primaryIpWarnings(lb, spec));
-    if (!lb) lb = await this.#create(cluster, service, spec, services, ids, selector);
+    if (!lb) {
+      lb = await createLoadBalancer(this.#client, this.#actions, {
+        name: this.getLoadBalancerName(cluster, service),
+        serviceUid: service.metadata!.uid!,
+        clusterId: this.#clusterId,
+        spec,
+        services,
+        serverIds: ids,
+        selector,
+        networkId: this.#network.id,
+      });
+    }
     let changed = await this.#reconcileAttributes(lb, service, spec);
     if (changed) lb = await this.#lookup.get(lb.id);
     if (selector) warnTooManyTargets(ids.length, lb.load_balancer_type, warnings);
     changed = (await this.#reconcileServices(lb, services)) || changed;
     changed =
       (await (selector
-        ? this.#reconcileLabelTarget(lb, selector, spec)
-        : this.#reconcileTargets(lb, ids, spec, warnings, nodes))) ||
+        ? this.#targets.label(lb, selector, spec.usePrivateIp)
+        : this.#targets.servers(lb, ids, spec, warnings, nodes))) ||
       changed;
-    changed = (await this.#reconcileIpTargets(lb, robotTargets.ips, warnings)) || changed;
+    changed = (await this.#targets.ips(lb, robotTargets.ips, warnings)) || changed;
     if (changed) lb = await this.#lookup.get(lb.id);
     this.#nodeCount = nodes.length;
     this.#asked.set(lb.id, {
@@ -208,22 +213,26 @@ export class HcloudLoadBalancers implements LoadBalancers {
       const warnings: ProviderWarning[] = [];
       const type = (await this.#catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
       warnTooManyTargets(desiredServerIds(nodes, spec, this.#robot.enabled).ids.length, type, warnings);
-      const updated = await this.#updateRobotTargets(cluster, service, spec, nodes, warnings);
+      const name = this.getLoadBalancerName(cluster, service);
+      const updated = await this.#targets.robotIfChanged(
+        name,
+        spec,
+        nodes,
+        warnings,
+        () => this.#lookup.findOwned(name, service, spec).catch(ignoreRefused),
+      );
       return { warnings, updated };
     }
     // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
     const lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec).catch(
-      (err) => {
-        if (err instanceof TerminalError) return undefined;
-        throw err;
-      },
+      ignoreRefused,
     );
     const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
     const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
     warnings.push(...robotTargets.warnings);
     if (!lb) return { warnings, updated: false };
-    let changed = await this.#reconcileTargets(lb, ids, spec, warnings, nodes);
-    changed = (await this.#reconcileIpTargets(lb, robotTargets.ips, warnings)) || changed;
+    let changed = await this.#targets.servers(lb, ids, spec, warnings, nodes);
+    changed = (await this.#targets.ips(lb, robotTargets.ips, warnings)) || changed;
     this.#nodeCount = nodes.length;
     const asked = this.#asked.get(lb.id);
     if (asked) asked.targets = { serverIds: ids };
@@ -272,7 +281,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       if (uid) owners.add(uid);
       const asked = this.#asked.get(lb.id);
       if (!asked || asked.serviceUid !== uid) continue;
-      const ipTargets = this.#robot.enabled ? this.#appliedIps.get(lb.name) : undefined;
+      const ipTargets = this.#robot.enabled ? this.#targets.appliedIps.get(lb.name) : undefined;
       const differences = driftOf(lb, { ...asked, ipTargets });
       if (differences.length) drifted.set(asked.serviceUid, differences);
     }
@@ -321,114 +330,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return spec;
   }
 
-  /** More ports than the balancer type holds is an input error naming the type and its limit. */
-  async #checkServiceLimit(spec: LoadBalancerSpec, lb: LB | undefined, ports: number): Promise<void> {
-    const name = spec.type ?? lb?.load_balancer_type?.name ?? "lb11";
-    const max = (await this.#catalog.get()).loadBalancerTypes.get(name)?.max_services;
-    if (max !== undefined && ports > max) {
-      throw new TerminalError(
-        `${ports} ports to serve, but load balancer type ${name} allows ${max} services: serve fewer ports or ` +
-          "choose a larger type with the annotation load-balancer.hetzner.cloud/type",
-      );
-    }
-  }
-
-  /** Unknown locations, zones and types are input errors; deprecated types a warning. */
-  async #checkCatalog(spec: LoadBalancerSpec, warnings: ProviderWarning[]): Promise<void> {
-    const catalog = await this.#catalog.get();
-    const errors: string[] = [];
-    const known = (
-      what: string,
-      value: string | undefined,
-      set: { has(v: string): boolean },
-      name: string,
-      env: string,
-    ) => {
-      if (value !== undefined && !set.has(value)) {
-        errors.push(
-          `annotation load-balancer.hetzner.cloud/${name}: "${value}" is not a known ${what} (or set by ${env})`,
-        );
-      }
-    };
-    known("location", spec.location, catalog.locations, "location", "HCLOUD_LOAD_BALANCERS_LOCATION");
-    known(
-      "network zone",
-      spec.networkZone,
-      catalog.zones,
-      "network-zone",
-      "HCLOUD_LOAD_BALANCERS_NETWORK_ZONE",
-    );
-    known("load balancer type", spec.type, catalog.loadBalancerTypes, "type", "HCLOUD_LOAD_BALANCERS_TYPE");
-    if (errors.length) throw new TerminalError(errors.join("; "));
-    if (spec.type && catalog.loadBalancerTypes.get(spec.type)?.deprecated) {
-      warnings.push({
-        reason: "LoadBalancerTypeDeprecated",
-        message: `load balancer type ${spec.type} is deprecated`,
-      });
-    }
-  }
-
   setServiceLookup(exists: (uid: string) => boolean, all?: () => Service[]): void {
     this.#lookup.serviceExists = exists;
     this.#certificates.serviceExists = exists;
     if (all) this.#coManaged.services = all;
   }
 
-  /** Sends one action request and waits until the action finished (the LB is locked until then). */
-  async #act(
-    what: string,
-    pending: Promise<{ data?: unknown; error?: unknown; response: Response }>,
-  ): Promise<void> {
-    const data = await this.#client.call(what, pending) as { action?: Schemas["action"] | null };
-    if (data.action) await this.#actions.wait(data.action);
-  }
-
-  async #create(
-    cluster: string,
-    service: Service,
-    spec: LoadBalancerSpec,
-    services: DesiredService[],
-    ids: number[],
-    selector: string | undefined,
-  ): Promise<LB> {
-    if (!spec.location && !spec.networkZone) {
-      throw new TerminalError(
-        "no location: set the annotation load-balancer.hetzner.cloud/location or network-zone, or HCLOUD_LOAD_BALANCERS_LOCATION",
-      );
-    }
-    const networkId = this.#network.id;
-    // A fixed private IP or subnet is set by a separate attach after creation.
-    const attachOnCreate = networkId !== undefined && !spec.privateIpv4 && !spec.privateSubnetIpRange;
-    const body = {
-      name: this.getLoadBalancerName(cluster, service),
-      load_balancer_type: spec.type ?? "lb11",
-      labels: {
-        [SERVICE_UID_LABEL]: service.metadata!.uid!,
-        ...(this.#clusterId ? { [CLUSTER_ID_LABEL]: this.#clusterId } : {}),
-      } as Record<string, string>,
-      ...(spec.location ? { location: spec.location } : { network_zone: spec.networkZone }),
-      ...(spec.algorithm ? { algorithm: { type: spec.algorithm } } : {}),
-      ...(attachOnCreate ? { network: networkId } : {}),
-      ...(spec.disablePublicNetwork !== undefined ? { public_interface: !spec.disablePublicNetwork } : {}),
-      ...primaryIpsBody(spec),
-      services: services as Schemas["load_balancer_service"][],
-      targets: !attachOnCreate && spec.usePrivateIp ? [] : selector
-        ? [{
-          type: "label_selector" as const,
-          label_selector: { selector },
-          use_private_ip: spec.usePrivateIp,
-        }]
-        : ids.map((id) => ({ type: "server" as const, server: { id }, use_private_ip: spec.usePrivateIp })),
-    };
-    const data = await this.#client.call(
-      "create load balancer",
-      this.#client.api.POST("/load_balancers", { body }),
-    );
-    await this.#actions.wait(data.action);
-    return data.load_balancer;
-  }
-
-  /** Labels, name, rDNS, algorithm, type, network, public interface, protection: only what differs. */
   /** Attributes by plan (lb_plan.ts) and execution (lb_actions.ts), the network step between. */
   async #reconcileAttributes(lb: LB, service: Service, spec: LoadBalancerSpec): Promise<boolean> {
     const owner = { serviceUid: service.metadata!.uid!, clusterId: this.#clusterId };
@@ -437,37 +344,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
       return actions.length > 0;
     };
     let changed = await run(planShape(lb, spec, owner));
-    changed = (await this.#reconcileNetwork(lb, spec)) || changed;
+    changed = (await reconcileNetwork(this.#client, this.#actions, lb, spec, this.#network.id)) || changed;
     return (await run(planExposure(lb, spec))) || changed;
-  }
-
-  async #reconcileNetwork(lb: LB, spec: LoadBalancerSpec): Promise<boolean> {
-    const networkId = this.#network.id;
-    if (networkId === undefined) return false;
-    const api = this.#client.api;
-    const path = { params: { path: { id: lb.id } } };
-    const current = (lb.private_net ?? []).find((p) => p.network === networkId);
-    if (current && spec.privateIpv4 && current.ip !== spec.privateIpv4) {
-      await this.#act(
-        "detach from network",
-        api.POST("/load_balancers/{id}/actions/detach_from_network", {
-          ...path,
-          body: { network: networkId },
-        }),
-      );
-    } else if (current) return false;
-    await this.#act(
-      "attach to network",
-      api.POST("/load_balancers/{id}/actions/attach_to_network", {
-        ...path,
-        body: {
-          network: networkId,
-          ...(spec.privateIpv4 ? { ip: spec.privateIpv4 } : {}),
-          ...(spec.privateSubnetIpRange ? { ip_range: spec.privateSubnetIpRange } : {}),
-        },
-      }),
-    );
-    return true;
   }
 
   /** Services (ports) by plan and execution. */
@@ -476,135 +354,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
     for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
     return actions.length > 0;
   }
-
-  /**
-   * One label-selector target: added first, then every other target (server targets of the
-   * official CCM, say) removed, so traffic never loses its backends while migrating.
-   */
-  async #reconcileLabelTarget(lb: LB, selector: string, spec: LoadBalancerSpec): Promise<boolean> {
-    const actions = planLabelTarget(lb, selector, spec.usePrivateIp);
-    for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
-    return actions.length > 0;
-  }
-
-  /** Label-selector balancers: Robot Nodes' IP targets follow the node set (no call when unchanged). */
-  async #updateRobotTargets(
-    cluster: string,
-    service: Service,
-    spec: LoadBalancerSpec,
-    nodes: Node[],
-    warnings: ProviderWarning[],
-  ): Promise<boolean> {
-    if (!this.#robot.enabled) return false;
-    const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
-    warnings.push(...robotTargets.warnings);
-    const name = this.getLoadBalancerName(cluster, service);
-    if (this.#appliedIps.get(name) === [...robotTargets.ips.keys()].sort().join(",")) return false;
-    const lb = await this.#lookup.findOwned(name, service, spec).catch(
-      (err) => {
-        if (err instanceof TerminalError) return undefined;
-        throw err;
-      },
-    );
-    if (!lb) return false;
-    return await this.#reconcileIpTargets(lb, robotTargets.ips, warnings);
-  }
-
-  /** IP targets: Robot Nodes' added, others removed (see lb_robot_targets.ts). */
-  #reconcileIpTargets(lb: LB, wanted: Map<string, string>, warnings: ProviderWarning[]): Promise<boolean> {
-    const path = { params: { path: { id: lb.id } } };
-    return reconcileIpTargets(lb, wanted, warnings, {
-      remove: (ip) =>
-        this.#act(
-          "remove target",
-          this.#client.api.POST("/load_balancers/{id}/actions/remove_target", {
-            ...path,
-            body: { type: "ip", ip: { ip } },
-          }),
-        ),
-      add: (ip) =>
-        this.#act(
-          "add target",
-          this.#client.api.POST("/load_balancers/{id}/actions/add_target", {
-            ...path,
-            body: { type: "ip", ip: { ip }, use_private_ip: false },
-          }),
-        ),
-      applied: (ips) => this.#appliedIps.set(lb.name, ips),
-    });
-  }
-
-  /** Server targets: removes foreign and stale ones (or ones with the wrong private-IP flag), adds missing ones. */
-  async #reconcileTargets(
-    lb: LB,
-    ids: number[],
-    spec: LoadBalancerSpec,
-    warnings: ProviderWarning[],
-    nodes: Node[],
-  ): Promise<boolean> {
-    const nodeOf = (id: number) =>
-      nodes.find((n) => {
-        const p = parseProviderId(n.spec?.providerID);
-        return p.kind === "cloud" && p.id === id;
-      })?.metadata?.name;
-    const max = lb.load_balancer_type?.max_targets ?? Infinity;
-    // What stays counts against the type's limit; each add is checked against it as it goes.
-    let count = (lb.targets ?? []).filter((t) => t.type === "server").length;
-    let changed = false;
-    for (const action of planServerTargets(lb, ids, spec.usePrivateIp)) {
-      if (action.kind === "remove_target") {
-        await executeLbAction(this.#client, this.#actions, lb.id, action);
-        if (action.target.type === "server") count--;
-        changed = true;
-        continue;
-      }
-      const id = action.kind === "add_target" && action.target.type === "server"
-        ? action.target.server.id
-        : -1;
-      if (count >= max) {
-        warnings.push({
-          reason: "MaxTargetsReached",
-          message: `load balancer ${lb.name} (type ${lb.load_balancer_type?.name}) allows ${max} targets; ` +
-            `server ${id} not added`,
-          node: nodeOf(id),
-        });
-        continue;
-      }
-      try {
-        await executeLbAction(this.#client, this.#actions, lb.id, action);
-        count++;
-        changed = true;
-      } catch (err) {
-        if (!(err instanceof CloudApiError && err.code === "resource_limit_exceeded")) throw err;
-        warnings.push({
-          reason: "MaxTargetsReached",
-          message: `load balancer ${lb.name}: server ${id} not added: ${err.message}`,
-          node: nodeOf(id),
-        });
-      }
-    }
-    return changed;
-  }
 }
 
-/** A label selector matching more servers than the type allows: the API ignores the rest, say so. */
-function warnTooManyTargets(
-  eligible: number,
-  type: { name?: string; max_targets?: number } | undefined,
-  warnings: ProviderWarning[],
-): void {
-  const max = type?.max_targets;
-  if (max === undefined || eligible <= max) return;
-  warnings.push({
-    reason: "MaxTargetsReached",
-    message: `${eligible} eligible Nodes, but load balancer type ${type?.name} allows ${max} targets: ` +
-      `only ${max} receive traffic; choose a larger type (annotation load-balancer.hetzner.cloud/type)`,
-  });
-}
-
-/** The Nodes the Service's `node-selector` admits (all without one). */
-function selectedNodes(nodes: Node[], spec: LoadBalancerSpec): Node[] {
-  if (!spec.nodeSelector) return nodes;
-  const selector = parseLabelSelector(spec.nodeSelector);
-  return nodes.filter((n) => selector.matches(n.metadata?.labels ?? {}));
+/** A same-named balancer we may not take was reported by the last ensure: treated as none here. */
+function ignoreRefused(err: unknown): undefined {
+  if (err instanceof TerminalError) return undefined;
+  throw err;
 }
