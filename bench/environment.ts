@@ -21,6 +21,8 @@ export async function benchEnvironment(
     actionMs: number;
     denoArgs?: string[];
     env?: Record<string, string>;
+    /** More CCM flags. */
+    args?: string[];
     /**
      * Servers already carry this cluster's load-balancer target label, as in a cluster that has run
      * for a while: labelling 5000 servers (one request each) alone outlasts the hourly API budget.
@@ -71,6 +73,7 @@ export async function benchEnvironment(
     "--leader-elect=false",
     "--cluster-cidr=10.244.0.0/16",
     "--log-level=warning",
+    ...options.args ?? [],
   ], {
     HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
     HCLOUD_ENDPOINT: sim.endpoint,

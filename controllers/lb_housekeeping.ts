@@ -66,20 +66,21 @@ export class LoadBalancerHousekeeping {
   }
 
   /**
-   * Runs the jobs on their periods until `signal` aborts: the orphan sweep 75 s after start and
-   * hourly, the missing-balancer check every `--node-status-update-frequency`, drift repair every
-   * `--drift-repair-period` (0: never). `learnClusterId` comes first.
+   * Runs the jobs on their periods until `signal` aborts: the orphan sweep 75 s after start, then
+   * drift repair every `--drift-repair-period`, whose one list also finds missing balancers and
+   * orphans (swept when it shows one). With drift repair off: the sweep hourly and the
+   * missing-balancer check every `--node-status-update-frequency`. `learnClusterId` comes first.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    const timers = [
-      setInterval(() => this.#queue.add("orphan-sweep" satisfies Job), ORPHAN_SWEEP_PERIOD_MS),
-      setInterval(() => this.#queue.add("verify" satisfies Job), this.#ctx.flags.nodeStatusUpdateFrequency),
-    ];
     const driftPeriod = this.#ctx.flags.driftRepairPeriod;
-    if (driftPeriod > 0 && this.#lbs.checkDrift) {
-      timers.push(setInterval(() => this.#queue.add("drift-repair" satisfies Job), driftPeriod));
-    }
+    // The drift pass's list also shows missing balancers and orphans: with it, neither needs its own.
+    const timers = driftPeriod > 0 && this.#lbs.checkDrift
+      ? [setInterval(() => this.#queue.add("drift-repair" satisfies Job), driftPeriod)]
+      : [
+        setInterval(() => this.#queue.add("orphan-sweep" satisfies Job), ORPHAN_SWEEP_PERIOD_MS),
+        setInterval(() => this.#queue.add("verify" satisfies Job), this.#ctx.flags.nodeStatusUpdateFrequency),
+      ];
     this.sweepSoon();
     signal.addEventListener("abort", () => {
       timers.forEach(clearInterval);
@@ -147,6 +148,9 @@ export class LoadBalancerHousekeeping {
     const report = await this.#lbs.checkDrift?.();
     if (!report) return;
     this.#driftCheckedAt = Date.now();
+    // A balancer whose Service no longer wants one: the sweep (with its own checks) takes it.
+    const wanted = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
+    if ([...report.owners].some((uid) => !wanted.has(uid))) await this.#sweep();
     const synced = this.#hooks.synced();
     this.#recreate(synced.filter((svc) => !report.owners.has(svc.metadata!.uid!)));
     for (const service of synced) {

@@ -128,6 +128,16 @@ Deno.test({
         assert(await drifted("edge", "target removed"));
       });
 
+      await t.step("a balancer deleted outside the CCM is recreated from the same list", async () => {
+        const lost = (await lbOf("edge"))!;
+        sim.control.vanishLoadBalancer(lost.id);
+        await eventually(async () => {
+          const lb = await lbOf("edge");
+          return lb !== undefined && lb.id !== lost.id;
+        }, 20_000);
+        assert((await eventsOf(client, "edge")).some((e) => e.startsWith("Warning LoadBalancerMissing")));
+      });
+
       await t.step("the balancer made outside Kubernetes is never touched", () => {
         const lb = sim.world.loadBalancers.get(foreign.id)!;
         assertEquals(lb.services.map((x) => x.listen_port), [9000]);

@@ -65,6 +65,9 @@ Deno.test({
       "--controllers=cloud-node,service",
       "--load-balancer-class=hcloud.deno-ccm/lb",
       "--node-status-update-frequency=2s",
+      // Without drift repair, missing balancers are found by the count check (tests/drift_repair_test.ts
+      // covers the drift pass finding them).
+      "--drift-repair-period=0",
     ], {
       HCLOUD_NETWORK: "k8s",
       HCLOUD_SERVER_CACHE_MAX_AGE: "1s",

@@ -99,8 +99,8 @@ function describe(action: LbAction): string {
 
 /** Page size for the drift list: a label-selector balancer lists every server it matches. */
 export function driftPageSize(nodes: number): number {
-  // About 150 bytes per matched server; pages stay near 3 MB so parsing them stays small at 5000 Nodes.
-  return Math.max(1, Math.min(50, Math.floor(3_000_000 / (2_000 + 150 * nodes))));
+  // About 150 bytes per matched server; pages stay near 6 MB so parsing them stays small at 5000 Nodes.
+  return Math.max(1, Math.min(50, Math.floor(6_000_000 / (2_000 + 150 * nodes))));
 }
 
 /** This cluster's balancers, in pages of `perPage`, with nested selector targets dropped as they arrive. */

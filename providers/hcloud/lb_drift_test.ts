@@ -105,7 +105,7 @@ Deno.test("lb drift: what a sync would change, in words; nothing when in step", 
 Deno.test("lb drift: pages stay small when label-selector balancers list thousands of servers", () => {
   assertEquals(driftPageSize(0), 50);
   assertEquals(driftPageSize(100), 50);
-  assertEquals(driftPageSize(1000), 19);
-  assertEquals(driftPageSize(5000), 3);
+  assertEquals(driftPageSize(1000), 39);
+  assertEquals(driftPageSize(5000), 7);
   assertEquals(driftPageSize(100_000), 1);
 });

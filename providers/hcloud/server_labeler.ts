@@ -24,6 +24,7 @@ export const TARGET_LABEL = "deno-ccm/lb-target";
 /** What {@link ServerLabeler.checkResolved} reads of a load balancer. */
 export interface ResolvedBalancer {
   id: number;
+  load_balancer_type?: { max_targets?: number };
   targets: {
     type: string;
     label_selector?: { selector: string };
@@ -81,7 +82,13 @@ export class ServerLabeler {
     );
     if (!target) return;
     const resolved = new Set((target.targets ?? []).map((t) => t.server?.id));
-    const same = resolved.size === latest.wanted.size && [...latest.wanted].every((id) => resolved.has(id));
+    // Above the type's target limit the API may list only as many as fit (the simulator does): then
+    // every listed server must be wanted and the listing full, but not every wanted server is listed.
+    const others = lb.targets.filter((t) => t.type !== "label_selector").length;
+    const room = Math.max(0, (lb.load_balancer_type?.max_targets ?? Infinity) - others);
+    const expected = Math.min(room, latest.wanted.size);
+    const same = resolved.size >= expected &&
+      [...resolved].every((id) => id !== undefined && latest.wanted.has(id));
     if (same) return;
     this.#log.info("load balancer {id} resolves {n} server(s) by label, {wanted} wanted: checking labels", {
       id: lb.id,
