@@ -4,6 +4,7 @@
  * and bench/convergence.svg.
  *
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
+ *                   [--steady-skip 5000:list]
  *                   [--latency-ms 50] [--action-ms 1000] [--robot-minutes 10] [--only burst_join,churn]
  *
  * @module
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     only: { type: "string", default: SCENARIOS.join(",") },
     "steady-nodes": { type: "string", default: "100,1000,5000" },
     "steady-refresh": { type: "string", default: "actions,list" },
+    "steady-skip": { type: "string", default: "" },
     "robot-minutes": { type: "string", default: "10" },
   },
 });
@@ -54,10 +56,11 @@ if (only.has("steady_state")) {
     nodes: values["steady-nodes"]!.split(",").map(Number),
     refresh: values["steady-refresh"]!.split(",") as RefreshMode[],
     minutes: Number(values["steady-minutes"]),
+    skip: values["steady-skip"]!.split(",").filter(Boolean),
     latencyMs: LATENCY,
     actionMs: ACTION,
   });
-  results.steady_state = headline(matrix);
+  results.steady_state = { ...headline(matrix), skipped: values["steady-skip"]!.split(",").filter(Boolean) };
 }
 
 if (only.has("faults")) {

@@ -167,6 +167,9 @@ function steadyMatrix(r: ScenarioResult | undefined): string[] {
           } | ${x.rss_mb_peak} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} |`
     ),
     "",
+    ...((r?.skipped as string[] | undefined)?.length
+      ? [`Not run this time (\`--steady-skip\`): ${(r!.skipped as string[]).join(", ")}.`, ""]
+      : []),
     ...runs.filter((x) => x.setup_failed).map((x) =>
       `${x.nodes} nodes, \`${x.refresh}\`: ${x.setup_failed}.`
     ),

@@ -54,14 +54,17 @@ export async function steadyStateMatrix(options: {
   minutes: number;
   latencyMs: number;
   actionMs: number;
+  /** Pairs not run, as `nodes:refresh` (e.g. `5000:list`, whose setup alone takes 30 minutes to fail). */
+  skip?: string[];
 }): Promise<SteadyRun[]> {
   const runs: SteadyRun[] = [];
   for (const nodes of options.nodes) {
-    console.log(`steady_state: ${nodes} nodes, ${options.refresh.join(" and ")}, ${options.minutes} min ...`);
+    const refresh = options.refresh.filter((r) => !options.skip?.includes(`${nodes}:${r}`));
+    console.log(`steady_state: ${nodes} nodes, ${refresh.join(" and ")}, ${options.minutes} min ...`);
     runs.push(
       ...await Promise.all(
-        options.refresh.map((refresh) =>
-          steadyRun({ ...options, nodes, refresh, measureIpChange: refresh === "actions" && nodes === 1000 })
+        refresh.map((r) =>
+          steadyRun({ ...options, nodes, refresh: r, measureIpChange: r === "actions" && nodes === 1000 })
         ),
       ),
     );
