@@ -177,7 +177,8 @@ function steadyMatrix(r: ScenarioResult | undefined): string[] {
     ...(ip
       ? [
         `A private IP changed in the cloud reached its Node after ${ip.ip_change_seconds} s (1000 nodes, ` +
-        "`actions`; at most one address refresh period, 5 minutes by default).",
+        "`actions`; at most one address refresh period, 5 minutes by default), measured after the idle " +
+        `window; ${ip.ip_change_requests ?? "?"} cloud requests in that time.`,
         "",
       ]
       : []),

@@ -66,6 +66,10 @@ Deno.test({
       // Deleted and recreated: the same addresses (the Primary IPs outlive the balancer).
       await client.delete(SERVICES, "web", { namespace: "default" });
       await eventually(() => sim.world.loadBalancers.size === 0);
+      // The balancer goes before the finalizer does: wait for the Service itself to be gone.
+      await eventually(async () =>
+        !(await client.list(SERVICES, { namespace: "default" })).items.some((x) => x.metadata?.name === "web")
+      );
       assertEquals(sim.world.primaryIps.get(v4.id)?.assignee_id, null, "left unassigned, not deleted");
       await client.create(SERVICES, service("web", keep));
       await eventually(async () => JSON.stringify(await ingress("web")) === JSON.stringify(first));

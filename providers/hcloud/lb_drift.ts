@@ -108,6 +108,7 @@ export function listClusterLoadBalancers(
   client: HcloudClient,
   clusterId: string,
   perPage: number,
+  sample?: (lb: LB) => void,
 ): Promise<LB[]> {
   return client.listAll<LB, LB>(
     "list load balancers",
@@ -116,7 +117,11 @@ export function listClusterLoadBalancers(
       client.api.GET("/load_balancers", {
         params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: perPage } },
       }),
-    (lb) => ({ ...lb, targets: (lb.targets ?? []).map(({ targets: _, health_status: __, ...t }) => t) }),
+    // `sample` sees the servers a label selector resolves before they are dropped to save memory.
+    (lb) => {
+      sample?.(lb);
+      return { ...lb, targets: (lb.targets ?? []).map(({ targets: _, health_status: __, ...t }) => t) };
+    },
   );
 }
 

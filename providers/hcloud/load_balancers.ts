@@ -273,6 +273,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       this.#client,
       this.#clusterId,
       driftPageSize(this.#nodeCount),
+      (lb) => this.#labeler.checkResolved(lb),
     );
     const owners = new Set<string>();
     const drifted = new Map<string, string[]>();

@@ -7,8 +7,9 @@
  * project never select, label or unlabel each other's servers. The label is only ever removed
  * where it carries our identity. After every server list (the address refresh, say) the labels are
  * checked against that list and repaired, so a third party rewriting server labels (a Terraform
- * `labels` block) is undone at the next full list, or sooner: the lost-balancer check's page of one
- * balancer shows which servers its label selector resolves (see {@link ServerLabeler.checkResolved}).
+ * `labels` block) is undone at the next full list, or sooner: the balancers that drift repair lists
+ * (or the lost-balancer check, without it) show which servers their label selector resolves (see
+ * {@link ServerLabeler.checkResolved}).
  *
  * @module
  */
@@ -37,6 +38,13 @@ export class ServerLabeler {
   readonly #log = logger("hcloud", "labels");
   /** The newest wanted state: whoever asked last wins, whenever its turn comes. */
   #latest?: { identity: string; wanted: Set<number> };
+  /**
+   * The wanted state the labels were last found or set right for (every wanted server seen). Asking
+   * again for it reads nothing: every later list is checked anyway (see the constructor).
+   */
+  #settled?: { identity: string; wanted: Set<number> };
+  /** A repair from a fresh full list is waiting its turn (see {@link checkResolved}). */
+  #repairQueued = false;
   #tail: Promise<void> = Promise.resolve();
 
   constructor(private readonly client: HcloudClient, private readonly cache: ServerCache) {
@@ -95,21 +103,34 @@ export class ServerLabeler {
       n: resolved.size,
       wanted: latest.wanted.size,
     });
+    // One repair for however many balancers show the difference (a drift page holds dozens).
+    if (this.#repairQueued) return;
+    this.#repairQueued = true;
     void this.#enqueue(undefined, true).catch(() => {});
   }
 
-  /** Labels according to the newest wanted set, after any pass already running. */
+  /**
+   * Labels according to the newest wanted set, after any pass already running. A set already settled
+   * costs nothing (the service controller's periodic node sync and every Service's sync ask again).
+   */
   apply(): Promise<void> {
-    return this.#enqueue();
+    const run = this.#tail.then(() => {
+      const latest = this.#latest;
+      if (latest && this.#settled && sameWanted(latest, this.#settled)) return;
+      return this.#sync();
+    });
+    this.#tail = run.catch(() => {});
+    return run;
   }
 
   /** Runs one pass after the previous one; `snapshot` given: check against it without listing. */
   #enqueue(snapshot?: ServerSnapshot, fullList = false): Promise<void> {
-    const run = this.#tail.then(async () =>
-      this.#sync(
+    const run = this.#tail.then(async () => {
+      if (fullList) this.#repairQueued = false;
+      await this.#sync(
         snapshot ?? (fullList ? await this.cache.get({ full: true, notBefore: Date.now() }) : undefined),
-      )
-    );
+      );
+    });
     this.#tail = run.catch(() => {});
     return run;
   }
@@ -118,12 +139,14 @@ export class ServerLabeler {
     const latest = this.#latest;
     if (!latest) return;
     const { identity, wanted } = latest;
+    this.#settled = undefined; // until this pass has finished
     let snapshot = given ?? await this.cache.get();
     // A just-initialized server may be newer than the snapshot: list once more (not for repairs,
     // which must never cause a list of their own).
     if (!given && [...wanted].some((id) => !snapshot.byId.has(id))) {
       snapshot = await this.cache.get({ notBefore: Date.now(), full: true });
     }
+    const complete = [...wanted].every((id) => snapshot.byId.has(id));
     let changed = 0;
     for (const server of snapshot.all) {
       const value = server.labels[TARGET_LABEL];
@@ -145,6 +168,7 @@ export class ServerLabeler {
         id: server.id,
       });
     }
+    this.#settled = complete ? latest : undefined;
     if (changed) {
       this.#log.info("load-balancer target label set right on {changed} server(s); {n} eligible", {
         changed,
@@ -152,4 +176,13 @@ export class ServerLabeler {
       });
     }
   }
+}
+
+/** The same identity and the same wanted servers. */
+function sameWanted(
+  a: { identity: string; wanted: Set<number> },
+  b: { identity: string; wanted: Set<number> },
+): boolean {
+  return a === b || (a.identity === b.identity && a.wanted.size === b.wanted.size &&
+    [...a.wanted].every((id) => b.wanted.has(id)));
 }
