@@ -86,16 +86,15 @@ export class LoadBalancerHousekeeping {
       timers.forEach(clearInterval);
       this.#queue.shutDown();
     }, { once: true });
-    const jobs: Record<Job, () => Promise<void>> = {
-      "orphan-sweep": () => this.#sweep(),
-      "verify": () => this.#verify(),
-      "drift-repair": () => this.#repairDrift(),
+    const jobs: Record<Job, (signal: AbortSignal) => Promise<void>> = {
+      "orphan-sweep": (signal: AbortSignal) => this.#sweep(signal),
+      "verify": (signal: AbortSignal) => this.#verify(signal),
+      "drift-repair": (signal: AbortSignal) => this.#repairDrift(signal),
     };
     await runWorkers(
       this.#queue,
-      1,
-      (key) => withPriority("loadbalancer", jobs[key as Job]),
-      reconcilePolicy,
+      (key, cancel) => withPriority("loadbalancer", () => jobs[key as Job](cancel)),
+      { policy: reconcilePolicy, signal },
     );
   }
 
@@ -122,10 +121,10 @@ export class LoadBalancerHousekeeping {
   }
 
   /** Deletes this cluster's balancers whose Service no longer wants one. */
-  async #sweep(): Promise<void> {
+  async #sweep(signal: AbortSignal): Promise<void> {
     if (!this.#clusterId || !this.#lbs.sweepOrphans) return;
     const live = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
-    const deleted = await this.#lbs.sweepOrphans(this.#clusterId, live);
+    const deleted = await this.#lbs.sweepOrphans(this.#clusterId, live, signal);
     if (deleted) {
       this.#orphansDeleted.inc({}, deleted);
       this.#log.warning("deleted {n} orphaned load balancer(s) whose Service no longer exists", {
@@ -135,22 +134,22 @@ export class LoadBalancerHousekeeping {
   }
 
   /** Recreates the balancers deleted outside the CCM (skipped right after a drift check answered it). */
-  async #verify(): Promise<void> {
+  async #verify(signal: AbortSignal): Promise<void> {
     if (Date.now() - this.#driftCheckedAt < this.#ctx.flags.nodeStatusUpdateFrequency) return;
     const synced = this.#hooks.synced();
     if (synced.length === 0) return;
-    const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length);
+    const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length, signal);
     if (owners) this.#recreate(synced.filter((svc) => !owners.has(svc.metadata!.uid!)));
   }
 
   /** Syncs again every Service whose balancer was changed outside the CCM; recreates missing ones. */
-  async #repairDrift(): Promise<void> {
-    const report = await this.#lbs.checkDrift?.();
+  async #repairDrift(signal: AbortSignal): Promise<void> {
+    const report = await this.#lbs.checkDrift?.(signal);
     if (!report) return;
     this.#driftCheckedAt = Date.now();
     // A balancer whose Service no longer wants one: the sweep (with its own checks) takes it.
     const wanted = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
-    if ([...report.owners].some((uid) => !wanted.has(uid))) await this.#sweep();
+    if ([...report.owners].some((uid) => !wanted.has(uid))) await this.#sweep(signal);
     const synced = this.#hooks.synced();
     this.#recreate(synced.filter((svc) => !report.owners.has(svc.metadata!.uid!)));
     for (const service of synced) {

@@ -48,6 +48,11 @@ class NodeController implements Controller {
   readonly #recorder;
   readonly #log = logger("node");
   readonly #initDelay;
+  /**
+   * Provider IDs this controller just wrote, until the informer shows them: the next Node's sync may
+   * start before the watch brings the last one's update, and must still see it.
+   */
+  readonly #written = new Map<string, string>();
 
   constructor(ctx: ControllerContext, instances: Instances) {
     this.#ctx = ctx;
@@ -76,15 +81,24 @@ class NodeController implements Controller {
     await Promise.all([
       runWorkers(
         this.#queue,
-        this.#ctx.flags.concurrentNodeSyncs,
-        (name) => withPriority("node", () => this.#sync(name)),
-        reconcilePolicy,
+        (name, cancel) => withPriority("node", () => this.#sync(name, cancel)),
+        {
+          workers: this.#ctx.flags.concurrentNodeSyncs,
+          policy: reconcilePolicy,
+          signal,
+          // Not ours (a Robot server without Robot support, a foreign provider ID): said once, then the
+          // Node is left alone until it changes.
+          onTerminal: (name, err) => {
+            const node = this.#ctx.informers.for(NODES).get(name);
+            if (node) this.#recorder.event(NODES, node, "Warning", "UnsupportedNode", (err as Error).message);
+          },
+        },
       ),
       withPriority("refresh", () => this.#refreshLoop(signal)),
     ]);
   }
 
-  async #sync(name: string): Promise<void> {
+  async #sync(name: string, signal: AbortSignal): Promise<void> {
     const node = this.#ctx.informers.for(NODES).get(name);
     if (!node) return;
     if (!hasTaint(node, UNINITIALIZED_TAINT)) {
@@ -96,13 +110,10 @@ class NodeController implements Controller {
     }
     let meta;
     try {
-      meta = await this.#instances.instanceMetadata(node, "initialize");
+      meta = await this.#instances.instanceMetadata(node, "initialize", signal);
     } catch (err) {
-      if (err instanceof TerminalError) {
-        // Not ours (a Robot server, say): leave the Node alone until it changes.
-        this.#recorder.event(NODES, node, "Warning", "UnsupportedNode", err.message);
-        return;
-      }
+      // Cancelled, not failed: no event; a TerminalError is reported by the worker loop (onTerminal).
+      if (signal.aborted || err instanceof TerminalError) throw err;
       this.#warn(node, warningsOf(err));
       throw err;
     }
@@ -165,6 +176,7 @@ class NodeController implements Controller {
       if (err instanceof KubeApiError && err.isNotFound) return;
       throw err;
     }
+    this.#written.set(name, current.spec?.providerID || meta.providerID);
     const created = Date.parse(node.metadata?.creationTimestamp ?? "");
     if (created) this.#initDelay.observe({}, (Date.now() - created) / 1000);
     this.#recorder.event(NODES, node, "Normal", "Synced", "Node synced successfully");
@@ -176,8 +188,15 @@ class NodeController implements Controller {
 
   /** Several Nodes matched to one server all get its addresses: say so on each (it is not fixed here). */
   #warnDuplicates(node: Node, providerID: string): void {
-    const others = this.#ctx.informers.for(NODES).list().filter((n) =>
-      n.metadata?.name !== node.metadata?.name && n.spec?.providerID === providerID
+    const nodes = this.#ctx.informers.for(NODES).list();
+    const known = new Set(nodes.map((n) => n.metadata?.name));
+    for (const [name] of this.#written) {
+      const seen = nodes.find((n) => n.metadata?.name === name);
+      if (!known.has(name) || seen?.spec?.providerID) this.#written.delete(name);
+    }
+    const others = nodes.filter((n) =>
+      n.metadata?.name !== node.metadata?.name &&
+      (n.spec?.providerID || this.#written.get(n.metadata!.name!)) === providerID
     );
     if (others.length === 0) return;
     const names = [node, ...others].map((n) => n.metadata?.name).sort().join(", ");
@@ -215,7 +234,9 @@ class NodeController implements Controller {
       await abortableSleep(period, signal).catch(() => {});
       if (signal.aborted) return;
       const nodes = this.#ctx.informers.for(NODES).list().filter((n) => !hasTaint(n, UNINITIALIZED_TAINT));
-      const results = await Promise.allSettled(nodes.map((n) => this.#instances.instanceMetadata(n)));
+      const results = await Promise.allSettled(
+        nodes.map((n) => this.#instances.instanceMetadata(n, "refresh", signal)),
+      );
       for (const [i, result] of results.entries()) {
         const node = nodes[i];
         this.#warn(

@@ -64,7 +64,7 @@ class NodeLifecycleController implements Controller {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const started = Date.now();
-      await withPriority("node", () => this.monitor());
+      await withPriority("node", () => this.monitor(signal));
       await abortableSleep(Math.max(0, this.#ctx.flags.nodeMonitorPeriod - (Date.now() - started)), signal)
         .catch(() => {});
     }
@@ -77,13 +77,18 @@ class NodeLifecycleController implements Controller {
    * servers either, the cloud is not believed (a token for another project, an API incident) and no
    * Node is deleted unless an operator confirms it.
    */
-  async monitor(): Promise<void> {
+  async monitor(signal?: AbortSignal): Promise<void> {
     const nodes = this.#ctx.informers.for(NODES).list();
-    const verdicts = await Promise.all(nodes.map(async (node) => ({ node, gone: await this.#check(node) })));
+    const verdicts = await Promise.all(
+      nodes.map(async (node) => ({ node, gone: await this.#check(node, signal) })),
+    );
+    // A pass cut short (SIGTERM, a lost lease) decides nothing.
+    if (signal?.aborted) return;
     const gone = verdicts.filter((v) => v.gone).map((v) => v.node);
     const max = this.#ctx.flags.nodeDeletionMaxPercent;
     const many = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
-    const implausible = many && !(await this.#cloudShowsHealthyNodes(nodes));
+    const implausible = many && !(await this.#cloudShowsHealthyNodes(nodes, signal));
+    if (signal?.aborted) return;
     const held = implausible
       ? gone.filter((n) => n.metadata?.annotations?.[CONFIRM_DELETION] !== "true")
       : [];
@@ -98,7 +103,7 @@ class NodeLifecycleController implements Controller {
    * servers too. A few Ready Nodes are asked (one shared server list), at most once a minute while
    * the answer is no; with no Ready Node there is nothing to corroborate and nothing is believed.
    */
-  async #cloudShowsHealthyNodes(nodes: Node[]): Promise<boolean> {
+  async #cloudShowsHealthyNodes(nodes: Node[], signal?: AbortSignal): Promise<boolean> {
     const now = Date.now();
     if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
     const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
@@ -107,7 +112,7 @@ class NodeLifecycleController implements Controller {
     let shown = healthy.length > 0;
     for (const node of healthy) {
       try {
-        if (!(await this.#instances.instanceExists(node))) shown = false;
+        if (!(await this.#instances.instanceExists(node, signal))) shown = false;
       } catch {
         shown = false;
       }
@@ -146,7 +151,7 @@ class NodeLifecycleController implements Controller {
   }
 
   /** Taints and untaints; returns true when the Node's server is confirmed gone (deletion decided later). */
-  async #check(node: Node): Promise<boolean> {
+  async #check(node: Node, signal?: AbortSignal): Promise<boolean> {
     const name = node.metadata!.name!;
     if (node.metadata?.deletionTimestamp) return false;
     if (isReady(node)) {
@@ -157,8 +162,9 @@ class NodeLifecycleController implements Controller {
     }
     let exists: boolean;
     try {
-      exists = await this.#instances.instanceExists(node);
+      exists = await this.#instances.instanceExists(node, signal);
     } catch (err) {
+      if (signal?.aborted) return false;
       this.#log.warning("cannot tell whether node {name} still exists: {error}", {
         name,
         error: (err as Error).message,
@@ -168,8 +174,9 @@ class NodeLifecycleController implements Controller {
     if (!exists) return true;
     let shutdown: boolean;
     try {
-      shutdown = await this.#instances.instanceShutdown(node);
+      shutdown = await this.#instances.instanceShutdown(node, signal);
     } catch (err) {
+      if (signal?.aborted) return false;
       this.#log.warning("cannot tell whether node {name} is shut down: {error}", {
         name,
         error: (err as Error).message,

@@ -97,14 +97,18 @@ class RouteController implements Controller {
       this.#queue.shutDown();
     }, { once: true });
     this.#trigger();
-    await runWorkers(this.#queue, 1, () => withPriority("route", () => this.#reconcile()), reconcilePolicy);
+    await runWorkers(
+      this.#queue,
+      (_key, cancel) => withPriority("route", () => this.#reconcile(cancel)),
+      { policy: reconcilePolicy, signal },
+    );
   }
 
   #trigger(): void {
     this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - Date.now()));
   }
 
-  async #reconcile(): Promise<void> {
+  async #reconcile(signal: AbortSignal): Promise<void> {
     this.#lastRun = Date.now();
     const clusterName = this.#ctx.flags.clusterName;
     const nodes = this.#ctx.informers.for(NODES).list().filter((n) => !n.metadata?.deletionTimestamp);
@@ -141,7 +145,7 @@ class RouteController implements Controller {
         wanted.push({ node, cidr: parsed.text, gateway: internalIp(node) });
       }
     }
-    const existing = await this.#routes.listRoutes(clusterName);
+    const existing = await this.#routes.listRoutes(clusterName, signal);
     const gatewayOf = (r: Route) => r.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address;
     // The contract: a route names its target Node. A provider whose routes know only a gateway
     // address (Hetzner's) reports no Node name, and is matched by the Node's InternalIP instead;
@@ -161,12 +165,13 @@ class RouteController implements Controller {
     for (const route of existing) {
       if (!this.#responsibleFor(route) || isWanted(route)) continue;
       try {
-        await this.#routes.deleteRoute(clusterName, route);
+        await this.#routes.deleteRoute(clusterName, route, signal);
         this.#log.info("deleted route {destination} via {gateway}", {
           destination: route.destinationCIDR,
           gateway: gatewayOf(route),
         });
       } catch (err) {
+        signal.throwIfAborted(); // cancelled, not failed
         failures.push(`delete ${route.destinationCIDR}: ${(err as Error).message}`);
       }
     }
@@ -190,7 +195,7 @@ class RouteController implements Controller {
           targetNode: name,
           targetNodeAddresses: w.node.status?.addresses,
           destinationCIDR: w.cidr,
-        });
+        }, signal);
         present.add(keyOf(w));
         this.#log.info("created route {cidr} via {gateway} for node {name}", {
           cidr: w.cidr,
@@ -198,6 +203,7 @@ class RouteController implements Controller {
           name,
         });
       } catch (err) {
+        signal.throwIfAborted(); // cancelled, not failed: no event
         failedNodes.add(name);
         const message = (err as Error).message;
         failures.push(`create ${w.cidr} for ${name}: ${message}`);

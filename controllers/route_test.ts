@@ -7,6 +7,7 @@ import { assertEquals } from "../testing/assert.ts";
 import { newController } from "../testing/controller_harness.ts";
 import { FakeProvider } from "../providers/fake/fake_provider.ts";
 import { routeController } from "./route.ts";
+import { abortableSleep } from "../lib/sleep.ts";
 
 function node(name: string, podCIDR: string, ip: string): Node & { metadata: { name: string } } {
   return {
@@ -55,4 +56,21 @@ Deno.test("route controller (fake provider): a deleted Node's route goes, a fore
     c.type === "NetworkUnavailable"
   );
   assertEquals([condition?.status, condition?.reason], ["False", "RouteCreated"]);
+});
+
+Deno.test("route controller (fake provider): stopping cancels the route being created: no route, no failure event", async () => {
+  const fake = new FakeProvider();
+  fake.addMachine("a");
+  const t = newController(routeController, fake, ARGS);
+  t.apiserver.seed("nodes", node("a", "10.244.0.0/24", "10.0.0.2"));
+  // The list answers at once; the create is still under way when the controller stops.
+  const slowCreate = fake.routes.createRoute;
+  fake.routes.createRoute = async (cluster, hint, route, signal) => {
+    await abortableSleep(2_000, signal);
+    await slowCreate(cluster, hint, route, signal);
+  };
+  await t.runFor(300);
+  assertEquals(fake.routeTable.size, 0);
+  const reasons = t.apiserver.objects<{ reason?: string }>("events").map((e) => e.reason);
+  assertEquals(reasons.includes("FailedToCreateRoute"), false, `events: ${reasons.join(", ")}`);
 });

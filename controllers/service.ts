@@ -123,15 +123,13 @@ class ServiceController implements Controller {
     await Promise.all([
       runWorkers(
         this.#queue,
-        this.#ctx.flags.concurrentServiceSyncs,
-        (key) => withPriority("loadbalancer", () => this.#sync(key)),
-        reconcilePolicy,
+        (key, cancel) => withPriority("loadbalancer", () => this.#sync(key, cancel)),
+        { workers: this.#ctx.flags.concurrentServiceSyncs, policy: reconcilePolicy, signal },
       ),
       runWorkers(
         this.#nodeQueue,
-        1,
-        () => withPriority("loadbalancer", () => this.#syncNodes()),
-        reconcilePolicy,
+        (_key, cancel) => withPriority("loadbalancer", () => this.#syncNodes(cancel)),
+        { policy: reconcilePolicy, signal },
       ),
       this.#housekeeping.run(signal),
     ]);
@@ -153,7 +151,7 @@ class ServiceController implements Controller {
     return names ? nodeSet(nodes.filter((n) => names.has(n.metadata!.name!))) : set;
   }
 
-  async #sync(key: string): Promise<void> {
+  async #sync(key: string, signal: AbortSignal): Promise<void> {
     const svc = this.#ctx.informers.for(SERVICES).get(key);
     if (!svc) {
       this.#nodeSets.forget(key);
@@ -164,8 +162,9 @@ class ServiceController implements Controller {
       this.#recorder.event(SERVICES, svc, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
       let released;
       try {
-        released = await this.#lbs.ensureLoadBalancerDeleted(cluster, svc);
+        released = await this.#lbs.ensureLoadBalancerDeleted(cluster, svc, signal);
       } catch (err) {
+        if (signal.aborted) throw err; // cancelled, not failed: no event
         this.#recorder.event(
           SERVICES,
           svc,
@@ -204,8 +203,9 @@ class ServiceController implements Controller {
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
     let result;
     try {
-      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes);
+      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes, signal);
     } catch (err) {
+      if (signal.aborted) throw err; // cancelled, not failed: no event
       this.#warn(svc, warningsOf(err));
       this.#recorder.event(
         SERVICES,
@@ -236,7 +236,7 @@ class ServiceController implements Controller {
   }
 
   /** Updates the targets of every load balancer whose node set changed. */
-  async #syncNodes(): Promise<void> {
+  async #syncNodes(signal: AbortSignal): Promise<void> {
     const { nodes, set } = this.#nodeSets.eligible();
     const targets = new Map<string, string>();
     const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
@@ -251,7 +251,7 @@ class ServiceController implements Controller {
     // Only while some Service wants a load balancer: the first ensure labels the servers anyway.
     const anyWanted = this.#ctx.informers.for(SERVICES).list().some((svc) => this.#wants(svc));
     if (this.#lbs.syncNodes && anyWanted && this.#nodeSets.needsSharedWork(set)) {
-      await this.#lbs.syncNodes(this.#ctx.flags.clusterName, nodes);
+      await this.#lbs.syncNodes(this.#ctx.flags.clusterName, nodes, signal);
       this.#nodeSets.sharedWorkDone(set);
     }
     const limit = Math.max(1, this.#ctx.flags.concurrentServiceSyncs);
@@ -260,7 +260,12 @@ class ServiceController implements Controller {
         stale.slice(i, i + limit).map(async (svc) => {
           const key = objectKey(svc);
           try {
-            const result = await this.#lbs.updateLoadBalancer(this.#ctx.flags.clusterName, svc, nodes);
+            const result = await this.#lbs.updateLoadBalancer(
+              this.#ctx.flags.clusterName,
+              svc,
+              nodes,
+              signal,
+            );
             this.#warn(svc, result?.warnings);
             this.#nodeSets.synced(key, targets.get(key)!);
             // Events only for work done: a label-selector balancer or a missing one was not updated.
@@ -273,6 +278,7 @@ class ServiceController implements Controller {
               "Updated load balancer with new hosts",
             );
           } catch (err) {
+            if (signal.aborted) return; // cancelled, not failed
             const names = nodes.slice(0, 20).map((n) => n.metadata?.name).join(", ");
             this.#recorder.event(
               SERVICES,

@@ -39,3 +39,19 @@ Deno.test("service controller (fake provider): ingress, finalizer and hosts for 
     "ensure-load-balancer default/web",
   ]);
 });
+
+Deno.test("service controller (fake provider): stopping cancels the provider call under way: nothing created, no failure event", async () => {
+  const fake = new FakeProvider();
+  fake.delayMs = 2_000; // every provider call is still under way when the controller stops
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("nodes", node("a"));
+  t.apiserver.seed("services", service("web"));
+  await t.runFor(300);
+  assertEquals(fake.calls.filter((c) => c.startsWith("ensure-load-balancer ")), [
+    "ensure-load-balancer default/web",
+  ]);
+  // The call ended with the signal instead of acting after the stop.
+  assertEquals(fake.balancers.has("default/web"), false);
+  const reasons = t.apiserver.objects<{ reason?: string }>("events").map((e) => e.reason);
+  assertEquals(reasons.includes("SyncLoadBalancerFailed"), false, `events: ${reasons.join(", ")}`);
+});

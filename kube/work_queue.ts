@@ -186,33 +186,54 @@ export class WorkQueue {
   }
 }
 
+/** How {@link runWorkers} runs reconciles and treats their failures. */
+export interface WorkerOptions {
+  /** Workers taking keys at once (default 1). */
+  workers?: number;
+  /** How a failure is retried (default: after `retryAfterMs` when the error has one, else backoff). */
+  policy?: RetryPolicy;
+  /** The work's cancellation (SIGTERM, a lost lease), handed to every reconcile. */
+  signal?: AbortSignal;
+  /**
+   * Called once when the policy gives a key up for an error retrying cannot fix (controller-runtime's
+   * terminal-error handling): the place to record the Warning event. The key waits for a change.
+   */
+  onTerminal?: (key: string, err: unknown) => void;
+}
+
 /**
- * Runs `count` workers that take keys from `queue` and call `reconcile`. Success forgets the key's
- * failures (a returned {@link Requeue} schedules it again); a failure is retried as `policy` says
- * (by default: after `retryAfterMs` when the error has one, else with backoff). Resolves when the
- * queue shuts down.
+ * Runs workers that take keys from `queue` and call `reconcile` with the key and the work's signal
+ * (hand it to every cloud call). Success forgets the key's failures (a returned {@link Requeue}
+ * schedules it again); a failure is retried as the policy says, except one that ends a cancelled
+ * reconcile. Resolves when the queue shuts down (the caller shuts it down when the signal aborts).
  */
 export async function runWorkers(
   queue: WorkQueue,
-  count: number,
-  reconcile: (key: string) => Promise<Requeue | void>,
-  policy: RetryPolicy = defaultPolicy,
+  reconcile: (key: string, signal: AbortSignal) => Promise<Requeue | void>,
+  options: WorkerOptions = {},
 ): Promise<void> {
+  const policy = options.policy ?? defaultPolicy;
+  const signal = options.signal ?? new AbortController().signal;
   const log = logger("workqueue", queue.name);
   const worker = async () => {
     for (;;) {
       const key = await queue.get();
       if (key === undefined) return;
       try {
-        const result = await reconcile(key);
+        const result = await reconcile(key, signal);
         queue.forget(key);
         if (result?.requeueAfterMs) queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
+        if (signal.aborted) {
+          log.debug("{key}: cancelled ({error})", { key, error: message });
+          continue;
+        }
         const retry = policy(err);
         if (retry === "forget") {
           log.info("{key}: {error}; not retried until it changes", { key, error: message });
           queue.forget(key);
+          options.onTerminal?.(key, err);
         } else if (retry) {
           log.info("{key}: {error}; retrying in {ms} ms", { key, error: message, ms: retry.afterMs });
           queue.addAfter(key, retry.afterMs);
@@ -225,5 +246,5 @@ export async function runWorkers(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, count) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, options.workers ?? 1) }, worker));
 }

@@ -25,14 +25,14 @@ Deno.test("work queue: per-key exponential backoff, forget, and fixed retry-afte
   const queue = new WorkQueue("w", { baseDelayMs: 5, metrics: registry });
   const attempts: Record<string, number> = {};
   const started = Date.now();
-  const workers = runWorkers(queue, 2, (key) => {
+  const workers = runWorkers(queue, (key) => {
     attempts[key] = (attempts[key] ?? 0) + 1;
     if (key === "flaky" && attempts[key] < 4) return Promise.reject(new Error("boom"));
     if (key === "later" && attempts[key] === 1) {
       return Promise.reject(Object.assign(new Error("busy"), { retryAfterMs: 50 }));
     }
     return Promise.resolve();
-  });
+  }, { workers: 2 });
   queue.add("flaky");
   queue.add("later");
   queue.add("ok");
@@ -41,6 +41,34 @@ Deno.test("work queue: per-key exponential backoff, forget, and fixed retry-afte
   assertEquals(attempts.ok, 1);
   assertEquals(queue.retries("flaky"), 0, "success forgets failures");
   assertEquals(registry.counter("workqueue_retries_total", "").get({ name: "w" }), 3);
+  queue.shutDown();
+  await workers;
+});
+
+Deno.test("work queue: a terminal error reaches onTerminal once and waits; a cancelled reconcile is not retried", async () => {
+  const queue = new WorkQueue("t", { baseDelayMs: 5 });
+  const stop = new AbortController();
+  const attempts: Record<string, number> = {};
+  const terminal: string[] = [];
+  const workers = runWorkers(queue, (key, signal) => {
+    attempts[key] = (attempts[key] ?? 0) + 1;
+    if (key === "bad-input") return Promise.reject(new Error("cannot work"));
+    // "slow" is under way when the work is cancelled, and fails with the signal's reason.
+    return new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+  }, {
+    policy: (err) => (err as Error).message === "cannot work" ? "forget" : undefined,
+    signal: stop.signal,
+    workers: 2,
+    onTerminal: (key) => terminal.push(key),
+  });
+  queue.add("bad-input");
+  queue.add("slow");
+  await new Promise((r) => setTimeout(r, 50));
+  stop.abort(new Error("shutting down"));
+  await new Promise((r) => setTimeout(r, 50));
+  assertEquals(terminal, ["bad-input"]);
+  assertEquals([attempts["bad-input"], attempts.slow], [1, 1], "neither is retried");
+  assertEquals(queue.retries("slow"), 0);
   queue.shutDown();
   await workers;
 });

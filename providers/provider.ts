@@ -9,6 +9,9 @@
  *   retrying cannot help until the input changes, anything else to be retried with backoff.
  * - Treat the Kubernetes objects passed in as read-only.
  * - Cloud API calls are scarce: serve many lookups from one list and cache within a max age.
+ * - Every method that may call the cloud takes the caller's `signal` last (Go's `ctx`): once it
+ *   aborts (SIGTERM, a lost lease), end the calls under way and start no new ones. Callers always
+ *   pass it; a provider may ignore it.
  *
  * @module
  */
@@ -43,16 +46,20 @@ export interface InstanceMetadata {
 /** Instances: finding the machine behind a Node. Should check `node.spec.providerID` first. */
 export interface Instances {
   /** False when the machine is gone for good (the Node is then deleted). Errors never delete. */
-  instanceExists(node: Node): Promise<boolean>;
+  instanceExists(node: Node, signal?: AbortSignal): Promise<boolean>;
   /** True when the machine exists but is powered off (the Node gets the shutdown taint). */
-  instanceShutdown(node: Node): Promise<boolean>;
+  instanceShutdown(node: Node, signal?: AbortSignal): Promise<boolean>;
   /**
    * The Node's metadata, or `undefined` when no machine matches it (the Node stays tainted).
    * `purpose` says how fresh the answer must be: `initialize` needs a machine list newer than the
    * Node only (type, location and addresses do not change under a joining Node, so a burst of
    * joins can share one list); `refresh` (the default) wants current addresses.
    */
-  instanceMetadata(node: Node, purpose?: MetadataPurpose): Promise<InstanceMetadata | undefined>;
+  instanceMetadata(
+    node: Node,
+    purpose?: MetadataPurpose,
+    signal?: AbortSignal,
+  ): Promise<InstanceMetadata | undefined>;
 }
 
 /** Why the node controller asks for metadata (see {@link Instances.instanceMetadata}). */
@@ -109,11 +116,20 @@ export interface LoadBalancers {
    * Optional: the current status, or `undefined` when no balancer exists for the Service. The
    * controllers do not need it (ensure and delete look the balancer up themselves); tools may.
    */
-  getLoadBalancer?(clusterName: string, service: Service): Promise<LoadBalancerStatus | undefined>;
+  getLoadBalancer?(
+    clusterName: string,
+    service: Service,
+    signal?: AbortSignal,
+  ): Promise<LoadBalancerStatus | undefined>;
   /** The balancer's name in the cloud (default: `"a"` + UID without dashes, 32 characters). */
   getLoadBalancerName(clusterName: string, service: Service): string;
   /** Creates or updates the balancer so it serves `service` on `nodes`; returns its status. */
-  ensureLoadBalancer(clusterName: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult>;
+  ensureLoadBalancer(
+    clusterName: string,
+    service: Service,
+    nodes: Node[],
+    signal?: AbortSignal,
+  ): Promise<LoadBalancerResult>;
   /**
    * Updates only the targets after the node set changed. A missing balancer is not an error.
    * `updated: false` says nothing was there to update (no event is recorded then).
@@ -122,6 +138,7 @@ export interface LoadBalancers {
     clusterName: string,
     service: Service,
     nodes: Node[],
+    signal?: AbortSignal,
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
    * Optional: the names of the Nodes among `nodes` (the eligible ones) that the Service's balancer
@@ -135,14 +152,14 @@ export interface LoadBalancers {
    * CCM are recreated. `expected` is how many should exist; a provider may answer `undefined` when a
    * cheap count shows none is missing (or when it cannot tell).
    */
-  existingLoadBalancerOwners?(expected: number): Promise<Set<string> | undefined>;
+  existingLoadBalancerOwners?(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined>;
   /**
    * Optional: drift repair. One look at this cluster's balancers: which Services' balancers exist (as
    * `existingLoadBalancerOwners`), and whose balancer differs from what its last successful sync asked
    * for (changed in the console, say), with the differences in words; the controller syncs those
    * again. `undefined`: it cannot tell now.
    */
-  checkDrift?(): Promise<DriftReport | undefined>;
+  checkDrift?(signal?: AbortSignal): Promise<DriftReport | undefined>;
   /**
    * Deletes the balancer (or what the Service owns on it); succeeds when it is already gone. May
    * return annotations to write on the Service, as `ensureLoadBalancer` does.
@@ -150,19 +167,20 @@ export interface LoadBalancers {
   ensureLoadBalancerDeleted(
     clusterName: string,
     service: Service,
+    signal?: AbortSignal,
   ): Promise<void | { annotations?: Record<string, string | null> }>;
   /**
    * Optional: called once per change of the eligible node set, before `updateLoadBalancer` for each
    * Service, for work shared by all balancers (e.g. labelling the servers a label-selector target
    * picks up).
    */
-  syncNodes?(clusterName: string, nodes: Node[]): Promise<void>;
+  syncNodes?(clusterName: string, nodes: Node[], signal?: AbortSignal): Promise<void>;
   /**
    * Optional: deletes balancers this cluster created (tagged with `clusterId`, unique per cluster)
    * whose Service no longer exists; `liveServiceUids` are the UIDs of Services that want one.
    * Catches creates that completed after a crash. Returns how many were deleted.
    */
-  sweepOrphans?(clusterId: string, liveServiceUids: Set<string>): Promise<number>;
+  sweepOrphans?(clusterId: string, liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number>;
   /** Optional: the cluster identity to tag new balancers with (see `sweepOrphans`). */
   setClusterId?(clusterId: string): void;
   /**
@@ -189,11 +207,11 @@ export interface Route {
 /** Pod CIDR routes in the cloud network. */
 export interface Routes {
   /** Every route of the network, including ones this cluster does not own. */
-  listRoutes(clusterName: string): Promise<Route[]>;
+  listRoutes(clusterName: string, signal?: AbortSignal): Promise<Route[]>;
   /** Creates (or replaces) the route to `route.targetNode`. */
-  createRoute(clusterName: string, nameHint: string, route: Route): Promise<void>;
+  createRoute(clusterName: string, nameHint: string, route: Route, signal?: AbortSignal): Promise<void>;
   /** Deletes the route; succeeds when it is already gone. */
-  deleteRoute(clusterName: string, route: Route): Promise<void>;
+  deleteRoute(clusterName: string, route: Route, signal?: AbortSignal): Promise<void>;
   /**
    * Optional: why no route can point at this Node (say, a machine outside the provider's network);
    * such Nodes are skipped with an event instead of failing every run.

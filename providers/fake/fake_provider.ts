@@ -5,6 +5,7 @@
  * @module
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import { abortableSleep } from "../../lib/sleep.ts";
 import type {
   CloudProvider,
   InstanceMetadata,
@@ -62,16 +63,16 @@ export class FakeProvider implements CloudProvider {
   #nextIp = 1;
 
   readonly instances: Instances = {
-    instanceExists: async (node) => {
-      await this.#enter("instance-exists", nodeName(node));
+    instanceExists: async (node, signal) => {
+      await this.#enter("instance-exists", nodeName(node), signal);
       return this.#machineOf(node) !== undefined;
     },
-    instanceShutdown: async (node) => {
-      await this.#enter("instance-shutdown", nodeName(node));
+    instanceShutdown: async (node, signal) => {
+      await this.#enter("instance-shutdown", nodeName(node), signal);
       return this.#machineOf(node)?.shutdown === true;
     },
-    instanceMetadata: async (node) => {
-      await this.#enter("instance-metadata", nodeName(node));
+    instanceMetadata: async (node, _purpose, signal) => {
+      await this.#enter("instance-metadata", nodeName(node), signal);
       const m = this.#machineOf(node);
       if (!m) return undefined;
       const { name: _name, shutdown: _s, ...meta } = m;
@@ -80,14 +81,14 @@ export class FakeProvider implements CloudProvider {
   };
 
   readonly loadBalancers: LoadBalancers = {
-    getLoadBalancer: async (_cluster, service) => {
-      await this.#enter("get-load-balancer", serviceKey(service));
+    getLoadBalancer: async (_cluster, service, signal) => {
+      await this.#enter("get-load-balancer", serviceKey(service), signal);
       return structuredClone(this.balancers.get(serviceKey(service))?.status);
     },
     getLoadBalancerName: (_cluster, service) =>
       `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32),
-    ensureLoadBalancer: async (cluster, service, nodes) => {
-      await this.#enter("ensure-load-balancer", serviceKey(service));
+    ensureLoadBalancer: async (cluster, service, nodes, signal) => {
+      await this.#enter("ensure-load-balancer", serviceKey(service), signal);
       const existing = this.balancers.get(serviceKey(service));
       const balancer: FakeBalancer = {
         name: this.loadBalancers.getLoadBalancerName(cluster, service),
@@ -99,24 +100,24 @@ export class FakeProvider implements CloudProvider {
       this.balancers.set(balancer.service, balancer);
       return structuredClone(balancer.status);
     },
-    updateLoadBalancer: async (_cluster, service, nodes) => {
-      await this.#enter("update-load-balancer", serviceKey(service));
+    updateLoadBalancer: async (_cluster, service, nodes, signal) => {
+      await this.#enter("update-load-balancer", serviceKey(service), signal);
       const balancer = this.balancers.get(serviceKey(service));
       if (balancer) balancer.hosts = nodes.map(nodeName).sort();
     },
-    ensureLoadBalancerDeleted: async (_cluster, service) => {
-      await this.#enter("ensure-load-balancer-deleted", serviceKey(service));
+    ensureLoadBalancerDeleted: async (_cluster, service, signal) => {
+      await this.#enter("ensure-load-balancer-deleted", serviceKey(service), signal);
       this.balancers.delete(serviceKey(service));
     },
   };
 
   readonly routes: Routes = {
-    listRoutes: async () => {
-      await this.#enter("list-routes", "");
+    listRoutes: async (_cluster, signal) => {
+      await this.#enter("list-routes", "", signal);
       return [...this.routeTable.values()].map((r) => structuredClone(r));
     },
-    createRoute: async (_cluster, _hint, route) => {
-      await this.#enter("create-route", route.destinationCIDR);
+    createRoute: async (_cluster, _hint, route, signal) => {
+      await this.#enter("create-route", route.destinationCIDR, signal);
       const known = [...this.machines.values()].some((m) => m.name === route.targetNode);
       this.routeTable.set(route.destinationCIDR, {
         name: `${route.targetNode}-${route.destinationCIDR}`,
@@ -125,8 +126,8 @@ export class FakeProvider implements CloudProvider {
         blackhole: !known,
       });
     },
-    deleteRoute: async (_cluster, route) => {
-      await this.#enter("delete-route", route.destinationCIDR);
+    deleteRoute: async (_cluster, route, signal) => {
+      await this.#enter("delete-route", route.destinationCIDR, signal);
       this.routeTable.delete(route.destinationCIDR);
     },
   };
@@ -158,9 +159,12 @@ export class FakeProvider implements CloudProvider {
     return [...this.machines.values()].find((m) => m.name === nodeName(node));
   }
 
-  async #enter(method: FakeMethod, subject: string): Promise<void> {
+  /** Records the call; a cancelled caller's call ends (with the signal's reason) instead of acting. */
+  async #enter(method: FakeMethod, subject: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     this.calls.push(subject ? `${method} ${subject}` : method);
-    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.delayMs > 0) await abortableSleep(this.delayMs, signal);
+    signal?.throwIfAborted();
     const knob = this.errors[method];
     const err = typeof knob === "function" ? knob(subject) : knob;
     if (err) throw err;

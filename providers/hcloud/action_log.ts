@@ -35,14 +35,19 @@ export class ActionLogGapError extends Error {
 
 const PER_PAGE = 50;
 
-/** The newest action's ID (0 when the log is empty): the cursor to start from before a full list. */
+/**
+ * The cursor to start from before a full list: the newest action's ID (0 when the log is empty), or
+ * just below the oldest action still running on the newest page, so that a change landing when it
+ * finishes (after the list) is read next time.
+ */
 export async function newestActionId(client: HcloudClient, path: ActionLogPath): Promise<number> {
   const data = await client.call(
     "read action log",
-    client.api.GET(path, { params: { query: { sort: ["id:desc"], per_page: 1 } } }),
+    client.api.GET(path, { params: { query: { sort: ["id:desc"], per_page: PER_PAGE } } }),
   );
   const actions = checkedActions(data, path);
-  return actions[0]?.id ?? 0;
+  const running = actions.filter((a) => a.status === "running").map((a) => a.id);
+  return cursorOf(0, actions[0]?.id ?? 0, Math.min(Infinity, ...running));
 }
 
 /**

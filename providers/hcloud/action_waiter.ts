@@ -8,6 +8,7 @@
 import type { HcloudClient } from "./client.ts";
 import { CloudApiError } from "../errors.ts";
 import { abortableSleep } from "../../lib/sleep.ts";
+import { currentSignal, detached } from "../../lib/cancellation.ts";
 
 interface ActionLike {
   id: number;
@@ -34,15 +35,39 @@ export class ActionWaiter {
     this.#intervalMs = options.intervalMs ?? 500;
   }
 
-  /** Resolves when `action` succeeded; rejects with its error code when it failed. */
+  /**
+   * Resolves when `action` succeeded; rejects with its error code when it failed, or with the
+   * reason when the current work is cancelled (the shared poll loop goes on for the other waiters).
+   */
   wait(action: ActionLike): Promise<void> {
     const settled = settle(action);
     if (settled !== undefined) return settled;
+    const signal = currentSignal();
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const list = this.#pending.get(action.id) ?? [];
-      list.push({ resolve, reject, command: action.command ?? "action" });
+      const cancelled = () => {
+        const left = (this.#pending.get(action.id) ?? []).filter((w) => w !== waiter);
+        if (left.length) this.#pending.set(action.id, left);
+        else this.#pending.delete(action.id);
+        reject(signal!.reason);
+      };
+      const waiter: Waiter = {
+        resolve: () => {
+          signal?.removeEventListener("abort", cancelled);
+          resolve();
+        },
+        reject: (err) => {
+          signal?.removeEventListener("abort", cancelled);
+          reject(err);
+        },
+        command: action.command ?? "action",
+      };
+      signal?.addEventListener("abort", cancelled, { once: true });
+      list.push(waiter);
       this.#pending.set(action.id, list);
-      if (!this.#looping) void this.#loop();
+      // The loop serves every waiter: it must not end with the signal of the one that started it.
+      if (!this.#looping) void detached(() => this.#loop());
     });
   }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { withSignal } from "../../lib/cancellation.ts";
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import type { InstanceMetadata, Instances, MetadataPurpose } from "../provider.ts";
 import { CloudApiError, TerminalError } from "../errors.ts";
@@ -71,110 +72,118 @@ export class HcloudInstances implements Instances {
    * False only when the server is confirmed gone: a cache miss is checked once with a direct
    * `GET /servers/{id}` (404), because a Node is deleted on this answer.
    */
-  async instanceExists(node: Node): Promise<boolean> {
-    const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot") return this.#robot ? await this.#robot.exists(node, parsed.number) : true;
-    if (parsed.kind === "foreign") return true; // not ours: never delete
-    // Following action logs, the snapshot may not show a change made without one: ask directly.
-    if (parsed.kind === "cloud" && this.#cache.refreshMode === "actions") {
-      const started = Date.now();
-      const { info, at } = await this.#cache.serverRead(parsed.id);
-      if (info) return true;
-      if (at >= started) return false;
-      // Missing from what was read earlier (perhaps during an API incident): confirmed by a read now.
-      return (await this.#cache.fresh(parsed.id)) !== undefined;
-    }
-    const server = await this.#find(node);
-    if (server) return true;
-    if (parsed.kind === "none" && await this.#robot?.byName(node)) return true;
-    if (parsed.kind !== "cloud") {
-      // Matched by name: confirm the miss with a direct lookup before a Node is deleted on it.
-      for (const name of serverNames(node, this.#options.nodeNameSuffix)) {
-        const data = await this.#client.call(
-          "find server",
-          this.#client.api.GET("/servers", { params: { query: { name } } }),
-        );
-        if (data.servers.length > 0) return true;
+  async instanceExists(node: Node, signal?: AbortSignal): Promise<boolean> {
+    return await withSignal(signal, async () => {
+      const parsed = parseProviderId(node.spec?.providerID);
+      if (parsed.kind === "robot") return this.#robot ? await this.#robot.exists(node, parsed.number) : true;
+      if (parsed.kind === "foreign") return true; // not ours: never delete
+      // Following action logs, the snapshot may not show a change made without one: ask directly.
+      if (parsed.kind === "cloud" && this.#cache.refreshMode === "actions") {
+        const started = Date.now();
+        const { info, at } = await this.#cache.serverRead(parsed.id);
+        if (info) return true;
+        if (at >= started) return false;
+        // Missing from what was read earlier (perhaps during an API incident): confirmed by a read now.
+        return (await this.#cache.fresh(parsed.id)) !== undefined;
       }
-      return false;
-    }
-    try {
-      await this.#client.call(
-        "get server",
-        this.#client.api.GET("/servers/{id}", { params: { path: { id: parsed.id } } }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof CloudApiError && err.status === 404) return false;
-      throw err;
-    }
+      const server = await this.#find(node);
+      if (server) return true;
+      if (parsed.kind === "none" && await this.#robot?.byName(node)) return true;
+      if (parsed.kind !== "cloud") {
+        // Matched by name: confirm the miss with a direct lookup before a Node is deleted on it.
+        for (const name of serverNames(node, this.#options.nodeNameSuffix)) {
+          const data = await this.#client.call(
+            "find server",
+            this.#client.api.GET("/servers", { params: { query: { name } } }),
+          );
+          if (data.servers.length > 0) return true;
+        }
+        return false;
+      }
+      try {
+        await this.#client.call(
+          "get server",
+          this.#client.api.GET("/servers/{id}", { params: { path: { id: parsed.id } } }),
+        );
+        return true;
+      } catch (err) {
+        if (err instanceof CloudApiError && err.status === 404) return false;
+        throw err;
+      }
+    });
   }
 
   /** True when the server's status is `off` (other transitional states are not shutdown). */
-  async instanceShutdown(node: Node): Promise<boolean> {
-    const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot") return (await this.#robot?.shutdown(parsed.number)) ?? false;
-    // A shutdown from inside the server records no action: read it directly when following logs.
-    const server = parsed.kind === "cloud" && this.#cache.refreshMode === "actions"
-      ? await this.#cache.server(parsed.id)
-      : await this.#find(node);
-    return server?.status === "off";
+  async instanceShutdown(node: Node, signal?: AbortSignal): Promise<boolean> {
+    return await withSignal(signal, async () => {
+      const parsed = parseProviderId(node.spec?.providerID);
+      if (parsed.kind === "robot") return (await this.#robot?.shutdown(parsed.number)) ?? false;
+      // A shutdown from inside the server records no action: read it directly when following logs.
+      const server = parsed.kind === "cloud" && this.#cache.refreshMode === "actions"
+        ? await this.#cache.server(parsed.id)
+        : await this.#find(node);
+      return server?.status === "off";
+    });
   }
 
   /** Metadata of the Node's server, or undefined when none matches it. */
   async instanceMetadata(
     node: Node,
     purpose: MetadataPurpose = "refresh",
+    signal?: AbortSignal,
   ): Promise<InstanceMetadata | undefined> {
-    const parsed = parseProviderId(node.spec?.providerID);
-    if (parsed.kind === "robot") {
-      if (!this.#robot) {
-        throw new TerminalError("the Node is a Robot server and Robot support is off (ROBOT_ENABLED)");
-      }
-      return await this.#robot.metadata(node, parsed.number);
-    }
-    if (parsed.kind === "foreign") {
-      throw new TerminalError(`provider ID "${parsed.raw}" ${parsed.why}; the Node is left alone`);
-    }
-    const server = await this.#find(node, purpose);
-    const robotServer = parsed.kind === "none" ? await this.#robot?.byName(node) : undefined;
-    if (server && robotServer) {
-      const message = `Node ${node.metadata?.name} could not be uniquely associated with a Cloud or Robot ` +
-        `server, as a server with this name exists in both APIs`;
-      const err = new Error(message);
-      attachWarnings(err, [{ reason: "InstanceLookupFailed", message }]);
-      throw err;
-    }
-    if (robotServer) return this.#robot!.metadataOf(node, robotServer);
-    if (!server) return undefined;
-    const derived = server.ipv6Net ? ipv6HostOne(server.ipv6Net) : undefined;
-    const { addresses: withIpv6, warnings } = applyExternalIpv6(
-      node,
-      this.addressesOf(server),
-      this.#options.addressFamily,
-      derived,
-    );
-    const addresses = applyAddressOverrides(node, withIpv6);
-    return {
-      ...(warnings.length ? { warnings } : {}),
-      providerID: `hcloud://${server.id}`,
-      instanceType: server.serverType,
-      region: server.location,
-      zone: this.#options.zoneLabelEnabled
-        ? LEGACY_DATACENTER[server.location] ?? server.location
-        : undefined,
-      nodeAddresses: addresses,
-      additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
-      ...(this.#options.serverLabels
-        ? {
-          syncedLabels: nodeLabelsFromServer(
-            server.labels,
-            this.#options.serverLabels,
-            this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
-          ),
+    return await withSignal(signal, async () => {
+      const parsed = parseProviderId(node.spec?.providerID);
+      if (parsed.kind === "robot") {
+        if (!this.#robot) {
+          throw new TerminalError("the Node is a Robot server and Robot support is off (ROBOT_ENABLED)");
         }
-        : {}),
-    };
+        return await this.#robot.metadata(node, parsed.number);
+      }
+      if (parsed.kind === "foreign") {
+        throw new TerminalError(`provider ID "${parsed.raw}" ${parsed.why}; the Node is left alone`);
+      }
+      const server = await this.#find(node, purpose);
+      const robotServer = parsed.kind === "none" ? await this.#robot?.byName(node) : undefined;
+      if (server && robotServer) {
+        const message =
+          `Node ${node.metadata?.name} could not be uniquely associated with a Cloud or Robot ` +
+          `server, as a server with this name exists in both APIs`;
+        const err = new Error(message);
+        attachWarnings(err, [{ reason: "InstanceLookupFailed", message }]);
+        throw err;
+      }
+      if (robotServer) return this.#robot!.metadataOf(node, robotServer);
+      if (!server) return undefined;
+      const derived = server.ipv6Net ? ipv6HostOne(server.ipv6Net) : undefined;
+      const { addresses: withIpv6, warnings } = applyExternalIpv6(
+        node,
+        this.addressesOf(server),
+        this.#options.addressFamily,
+        derived,
+      );
+      const addresses = applyAddressOverrides(node, withIpv6);
+      return {
+        ...(warnings.length ? { warnings } : {}),
+        providerID: `hcloud://${server.id}`,
+        instanceType: server.serverType,
+        region: server.location,
+        zone: this.#options.zoneLabelEnabled
+          ? LEGACY_DATACENTER[server.location] ?? server.location
+          : undefined,
+        nodeAddresses: addresses,
+        additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
+        ...(this.#options.serverLabels
+          ? {
+            syncedLabels: nodeLabelsFromServer(
+              server.labels,
+              this.#options.serverLabels,
+              this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
+            ),
+          }
+          : {}),
+      };
+    });
   }
 
   /** The official CCM's address list: Hostname, ExternalIP v4, ExternalIP v6 `::1`, InternalIP. */

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { withSignal } from "../../lib/cancellation.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, LoadBalancers, LoadBalancerStatus, ProviderWarning } from "../provider.ts";
 import { attachWarnings, CloudApiError, TerminalError } from "../errors.ts";
@@ -75,32 +76,45 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return parseLoadBalancerSpec(service, this.#defaults).spec.name || defaultLoadBalancerName(service);
   }
 
-  async getLoadBalancer(_cluster: string, service: Service): Promise<LoadBalancerStatus | undefined> {
-    const lb = await this.#lookup.findByUid(service);
-    if (!lb) return undefined;
-    const { spec } = parseLoadBalancerSpec(service, this.#defaults);
-    return { ingress: ingressOf(lb, spec) };
+  async getLoadBalancer(
+    _cluster: string,
+    service: Service,
+    signal?: AbortSignal,
+  ): Promise<LoadBalancerStatus | undefined> {
+    return await withSignal(signal, async () => {
+      const lb = await this.#lookup.findByUid(service);
+      if (!lb) return undefined;
+      const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+      return { ingress: ingressOf(lb, spec) };
+    });
   }
 
-  async ensureLoadBalancer(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
-    // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
-    // (not for a co-managed balancer, whose type is its maker's).
-    const { spec: parsed } = parseLoadBalancerSpec(service, this.#defaults);
-    const unconfigured: ProviderWarning[] = parsed.typeAnnotated || this.#defaults.type || parsed.attachTo
-      ? []
-      : [{
-        reason: "LoadBalancerTypeUnconfigured",
-        message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
-          'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
-          '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
-      }];
-    try {
-      const result = await this.#ensure(cluster, service, nodes);
-      return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
-    } catch (err) {
-      attachWarnings(err, unconfigured);
-      throw err;
-    }
+  async ensureLoadBalancer(
+    cluster: string,
+    service: Service,
+    nodes: Node[],
+    signal?: AbortSignal,
+  ): Promise<LoadBalancerResult> {
+    return await withSignal(signal, async () => {
+      // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
+      // (not for a co-managed balancer, whose type is its maker's).
+      const { spec: parsed } = parseLoadBalancerSpec(service, this.#defaults);
+      const unconfigured: ProviderWarning[] = parsed.typeAnnotated || this.#defaults.type || parsed.attachTo
+        ? []
+        : [{
+          reason: "LoadBalancerTypeUnconfigured",
+          message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
+            'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
+            '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
+        }];
+      try {
+        const result = await this.#ensure(cluster, service, nodes);
+        return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
+      } catch (err) {
+        attachWarnings(err, unconfigured);
+        throw err;
+      }
+    });
   }
 
   async #ensure(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
@@ -190,53 +204,59 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#clusterId = clusterId;
   }
 
-  sweepOrphans(clusterId: string, liveServiceUids: Set<string>): Promise<number> {
-    return sweepOrphans(this.#client, clusterId, liveServiceUids);
+  sweepOrphans(clusterId: string, liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
+    return withSignal(signal, () => sweepOrphans(this.#client, clusterId, liveServiceUids));
   }
 
   /** Labels the eligible servers once for every label-selector load balancer. */
-  async syncNodes(_cluster: string, nodes: Node[]): Promise<void> {
-    if (this.#clusterId) await this.#labeler.sync(this.#clusterId, nodes);
+  async syncNodes(_cluster: string, nodes: Node[], signal?: AbortSignal): Promise<void> {
+    return await withSignal(signal, async () => {
+      if (this.#clusterId) await this.#labeler.sync(this.#clusterId, nodes);
+    });
   }
 
   async updateLoadBalancer(
     cluster: string,
     service: Service,
     nodes: Node[],
+    signal?: AbortSignal,
   ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
-    const spec = this.#spec(service);
-    // A co-managed balancer's target is this cluster's label selector, which follows the labels.
-    if (spec.attachTo) return { warnings: [], updated: false };
-    // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
-    // but say when the type cannot hold them all.
-    if (!spec.nodeSelector && this.#clusterId) {
-      const warnings: ProviderWarning[] = [];
-      const type = (await this.#catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
-      warnTooManyTargets(desiredServerIds(nodes, spec, this.#robot.enabled).ids.length, type, warnings);
-      const name = this.getLoadBalancerName(cluster, service);
-      const updated = await this.#targets.robotIfChanged(
-        name,
-        spec,
-        nodes,
-        warnings,
-        () => this.#lookup.findOwned(name, service, spec).catch(ignoreRefused),
-      );
-      return { warnings, updated };
-    }
-    // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
-    const lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec).catch(
-      ignoreRefused,
-    );
-    const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
-    const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
-    warnings.push(...robotTargets.warnings);
-    if (!lb) return { warnings, updated: false };
-    let changed = await this.#targets.servers(lb, ids, spec, warnings, nodes);
-    changed = (await this.#targets.ips(lb, robotTargets.ips, warnings)) || changed;
-    this.#nodeCount = nodes.length;
-    const asked = this.#asked.get(lb.id);
-    if (asked) asked.targets = { serverIds: ids };
-    return { warnings, updated: changed };
+    return await withSignal(signal, async () => {
+      const spec = this.#spec(service);
+      // A co-managed balancer's target is this cluster's label selector, which follows the labels.
+      if (spec.attachTo) return { warnings: [], updated: false };
+      // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
+      // but say when the type cannot hold them all.
+      if (!spec.nodeSelector && this.#clusterId) {
+        const warnings: ProviderWarning[] = [];
+        const type = (await this.#catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
+        warnTooManyTargets(desiredServerIds(nodes, spec, this.#robot.enabled).ids.length, type, warnings);
+        const name = this.getLoadBalancerName(cluster, service);
+        const updated = await this.#targets.robotIfChanged(
+          name,
+          spec,
+          nodes,
+          warnings,
+          () => this.#lookup.findOwned(name, service, spec).catch(ignoreRefused),
+        );
+        return { warnings, updated };
+      }
+      // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
+      const lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec)
+        .catch(
+          ignoreRefused,
+        );
+      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
+      const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+      warnings.push(...robotTargets.warnings);
+      if (!lb) return { warnings, updated: false };
+      let changed = await this.#targets.servers(lb, ids, spec, warnings, nodes);
+      changed = (await this.#targets.ips(lb, robotTargets.ips, warnings)) || changed;
+      this.#nodeCount = nodes.length;
+      const asked = this.#asked.get(lb.id);
+      if (asked) asked.targets = { serverIds: ids };
+      return { warnings, updated: changed };
+    });
   }
 
   targetNodeNames(service: Service, nodes: Node[]): Set<string> | undefined {
@@ -253,71 +273,78 @@ export class HcloudLoadBalancers implements LoadBalancers {
     );
   }
 
-  async existingLoadBalancerOwners(expected: number): Promise<Set<string> | undefined> {
-    if (!this.#clusterId) return undefined;
-    // Co-managed balancers carry no label of ours: their Services count as having one.
-    const attached = [...this.#coManaged.attached.keys()];
-    const owners = await existingOwners(
-      this.#client,
-      this.#clusterId,
-      expected - attached.length,
-      (lb) => this.#labeler.checkResolved(lb),
-    );
-    if (owners) { for (const uid of attached) owners.add(uid); }
-    return owners;
+  async existingLoadBalancerOwners(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined> {
+    return await withSignal(signal, async () => {
+      if (!this.#clusterId) return undefined;
+      // Co-managed balancers carry no label of ours: their Services count as having one.
+      const attached = [...this.#coManaged.attached.keys()];
+      const owners = await existingOwners(
+        this.#client,
+        this.#clusterId,
+        expected - attached.length,
+        (lb) => this.#labeler.checkResolved(lb),
+      );
+      if (owners) { for (const uid of attached) owners.add(uid); }
+      return owners;
+    });
   }
 
-  async checkDrift(): Promise<DriftReport | undefined> {
-    if (!this.#clusterId) return undefined;
-    const listed = await listClusterLoadBalancers(
-      this.#client,
-      this.#clusterId,
-      driftPageSize(this.#nodeCount),
-      (lb) => this.#labeler.checkResolved(lb),
-    );
-    const owners = new Set<string>();
-    const drifted = new Map<string, string[]>();
-    for (const lb of listed) {
-      const uid = ownerOf(lb);
-      if (uid) owners.add(uid);
-      const asked = this.#asked.get(lb.id);
-      if (!asked || asked.serviceUid !== uid) continue;
-      const ipTargets = this.#robot.enabled ? this.#targets.appliedIps.get(lb.name) : undefined;
-      const differences = driftOf(lb, { ...asked, ipTargets });
-      if (differences.length) drifted.set(asked.serviceUid, differences);
-    }
-    for (const uid of this.#coManaged.attached.keys()) owners.add(uid);
-    return { owners, drifted };
+  async checkDrift(signal?: AbortSignal): Promise<DriftReport | undefined> {
+    return await withSignal(signal, async () => {
+      if (!this.#clusterId) return undefined;
+      const listed = await listClusterLoadBalancers(
+        this.#client,
+        this.#clusterId,
+        driftPageSize(this.#nodeCount),
+        (lb) => this.#labeler.checkResolved(lb),
+      );
+      const owners = new Set<string>();
+      const drifted = new Map<string, string[]>();
+      for (const lb of listed) {
+        const uid = ownerOf(lb);
+        if (uid) owners.add(uid);
+        const asked = this.#asked.get(lb.id);
+        if (!asked || asked.serviceUid !== uid) continue;
+        const ipTargets = this.#robot.enabled ? this.#targets.appliedIps.get(lb.name) : undefined;
+        const differences = driftOf(lb, { ...asked, ipTargets });
+        if (differences.length) drifted.set(asked.serviceUid, differences);
+      }
+      for (const uid of this.#coManaged.attached.keys()) owners.add(uid);
+      return { owners, drifted };
+    });
   }
 
   async ensureLoadBalancerDeleted(
     _cluster: string,
     service: Service,
+    signal?: AbortSignal,
   ): Promise<void | { annotations: Record<string, null> }> {
-    const released = await this.#coManaged.release(service, this.#clusterId);
-    if (released || parseLoadBalancerSpec(service, this.#defaults).spec.attachTo) {
-      await this.#certificates.deleteFor(service);
-      return released;
-    }
-    const lb = await this.#lookup.findByUid(service);
-    if (lb) this.#asked.delete(lb.id);
-    // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
-    if (lb?.protection?.delete) return;
-    if (lb) {
-      try {
-        await this.#client.call(
-          "delete load balancer",
-          this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
-        );
-      } catch (err) {
-        if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+    return await withSignal(signal, async () => {
+      const released = await this.#coManaged.release(service, this.#clusterId);
+      if (released || parseLoadBalancerSpec(service, this.#defaults).spec.attachTo) {
+        await this.#certificates.deleteFor(service);
+        return released;
       }
-    }
-    // Managed certificates created for the Service go with its balancer (unless used elsewhere).
-    const managed = parseLoadBalancerSpec(service, this.#defaults).spec.certificateType === "managed";
-    if (managed || lb?.services.some((s) => s.protocol === "https")) {
-      await this.#certificates.deleteFor(service);
-    }
+      const lb = await this.#lookup.findByUid(service);
+      if (lb) this.#asked.delete(lb.id);
+      // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
+      if (lb?.protection?.delete) return;
+      if (lb) {
+        try {
+          await this.#client.call(
+            "delete load balancer",
+            this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
+          );
+        } catch (err) {
+          if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+        }
+      }
+      // Managed certificates created for the Service go with its balancer (unless used elsewhere).
+      const managed = parseLoadBalancerSpec(service, this.#defaults).spec.certificateType === "managed";
+      if (managed || lb?.services.some((s) => s.protocol === "https")) {
+        await this.#certificates.deleteFor(service);
+      }
+    });
   }
 
   #spec(service: Service): LoadBalancerSpec {

@@ -8,6 +8,7 @@
  */
 import type { Registry } from "../../lib/metrics.ts";
 import { CloudApiError } from "../errors.ts";
+import { currentSignal, withCurrent } from "../../lib/cancellation.ts";
 
 /** The contract under the client: any `fetch`-like function. Tests may swap it. */
 export type RobotTransport = (request: Request) => Promise<Response>;
@@ -104,12 +105,13 @@ export class RobotClient {
         accept: "application/json",
         "user-agent": this.#options.userAgent ?? "deno-ccm",
       },
-      signal: AbortSignal.timeout(this.#options.timeoutMs ?? 15_000),
+      signal: withCurrent(AbortSignal.timeout(this.#options.timeoutMs ?? 15_000)),
     });
     let response: Response;
     try {
       response = await this.#send(request);
     } catch (err) {
+      if (request.signal.aborted && currentSignal()?.aborted) throw currentSignal()!.reason;
       this.#requests?.inc({ code: "0", method: "get", api_endpoint: endpoint });
       throw new CloudApiError(`Robot GET ${endpoint}: no response (${(err as Error).name})`, {
         status: 0,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { withSignal } from "../../lib/cancellation.ts";
 import type { Route, Routes } from "../provider.ts";
 import { TerminalError } from "../errors.ts";
 import type { HcloudClient } from "./client.ts";
@@ -36,78 +37,89 @@ export class HcloudRoutes implements Routes {
   }
 
   /** Every route of the network; the gateway is reported as the target's InternalIP. */
-  async listRoutes(_clusterName: string): Promise<Route[]> {
-    const id = this.#id();
-    const data = await this.#client.call(
-      "get network",
-      this.#client.api.GET("/networks/{id}", { params: { path: { id } } }),
-    );
-    this.#network = toNetworkInfo(data.network);
-    return this.#network.routes.map((r) => ({
-      name: `${r.gateway}-${r.destination}`,
-      targetNode: "",
-      targetNodeAddresses: [{ type: "InternalIP", address: r.gateway }],
-      destinationCIDR: r.destination,
-    }));
+  async listRoutes(_clusterName: string, signal?: AbortSignal): Promise<Route[]> {
+    return await withSignal(signal, async () => {
+      const id = this.#id();
+      const data = await this.#client.call(
+        "get network",
+        this.#client.api.GET("/networks/{id}", { params: { path: { id } } }),
+      );
+      this.#network = toNetworkInfo(data.network);
+      return this.#network.routes.map((r) => ({
+        name: `${r.gateway}-${r.destination}`,
+        targetNode: "",
+        targetNodeAddresses: [{ type: "InternalIP", address: r.gateway }],
+        destinationCIDR: r.destination,
+      }));
+    });
   }
 
   /** Adds the route via the node's InternalIP inside the network's range. */
-  async createRoute(_clusterName: string, _nameHint: string, route: Route): Promise<void> {
-    const destination = parseCidr(route.destinationCIDR);
-    if (!destination) throw new TerminalError(`route destination "${route.destinationCIDR}" is not a CIDR`);
-    if (destination.family === 6) {
-      throw new TerminalError("Hetzner private networks do not support IPv6 routes");
-    }
-    const network = this.#network ?? toNetworkInfo(
-      (await this.#client.call(
-        "get network",
-        this.#client.api.GET("/networks/{id}", { params: { path: { id: this.#id() } } }),
-      )).network,
-    );
-    const range = parseCidr(network.ipRange)!;
-    const gateway = (route.targetNodeAddresses ?? []).find((a) =>
-      a.type === "InternalIP" && cidrContains(range, a.address)
-    )?.address;
-    if (!gateway) {
-      throw new Error(
-        `node ${route.targetNode} has no InternalIP in network ${network.name} (${network.ipRange}); is its server attached to the network?`,
+  async createRoute(
+    _clusterName: string,
+    _nameHint: string,
+    route: Route,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return await withSignal(signal, async () => {
+      const destination = parseCidr(route.destinationCIDR);
+      if (!destination) throw new TerminalError(`route destination "${route.destinationCIDR}" is not a CIDR`);
+      if (destination.family === 6) {
+        throw new TerminalError("Hetzner private networks do not support IPv6 routes");
+      }
+      const network = this.#network ?? toNetworkInfo(
+        (await this.#client.call(
+          "get network",
+          this.#client.api.GET("/networks/{id}", { params: { path: { id: this.#id() } } }),
+        )).network,
       );
-    }
-    const id = network.id;
-    const data = await this.#client.call(
-      "add route",
-      this.#client.api.POST("/networks/{id}/actions/add_route", {
-        params: { path: { id } },
-        body: { destination: destination.text, gateway },
-      }),
-    );
-    await this.#actions.wait(data.action);
-    network.routes.push({ destination: destination.text, gateway });
-  }
-
-  /** Deletes the route (its gateway comes from the listing). */
-  async deleteRoute(_clusterName: string, route: Route): Promise<void> {
-    const gateway = route.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address ??
-      this.#network?.routes.find((r) => r.destination === route.destinationCIDR)?.gateway;
-    if (!gateway) throw new Error(`no gateway known for route ${route.destinationCIDR}`);
-    const id = this.#id();
-    try {
+      const range = parseCidr(network.ipRange)!;
+      const gateway = (route.targetNodeAddresses ?? []).find((a) =>
+        a.type === "InternalIP" && cidrContains(range, a.address)
+      )?.address;
+      if (!gateway) {
+        throw new Error(
+          `node ${route.targetNode} has no InternalIP in network ${network.name} (${network.ipRange}); is its server attached to the network?`,
+        );
+      }
+      const id = network.id;
       const data = await this.#client.call(
-        "delete route",
-        this.#client.api.POST("/networks/{id}/actions/delete_route", {
+        "add route",
+        this.#client.api.POST("/networks/{id}/actions/add_route", {
           params: { path: { id } },
-          body: { destination: route.destinationCIDR, gateway },
+          body: { destination: destination.text, gateway },
         }),
       );
       await this.#actions.wait(data.action);
-    } catch (err) {
-      if ((err as { status?: number }).status !== 404) throw err; // already gone
-    }
-    if (this.#network) {
-      this.#network.routes = this.#network.routes.filter((r) =>
-        !(r.destination === route.destinationCIDR && r.gateway === gateway)
-      );
-    }
+      network.routes.push({ destination: destination.text, gateway });
+    });
+  }
+
+  /** Deletes the route (its gateway comes from the listing). */
+  async deleteRoute(_clusterName: string, route: Route, signal?: AbortSignal): Promise<void> {
+    return await withSignal(signal, async () => {
+      const gateway = route.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address ??
+        this.#network?.routes.find((r) => r.destination === route.destinationCIDR)?.gateway;
+      if (!gateway) throw new Error(`no gateway known for route ${route.destinationCIDR}`);
+      const id = this.#id();
+      try {
+        const data = await this.#client.call(
+          "delete route",
+          this.#client.api.POST("/networks/{id}/actions/delete_route", {
+            params: { path: { id } },
+            body: { destination: route.destinationCIDR, gateway },
+          }),
+        );
+        await this.#actions.wait(data.action);
+      } catch (err) {
+        if ((err as { status?: number }).status !== 404) throw err; // already gone
+      }
+      if (this.#network) {
+        this.#network.routes = this.#network.routes.filter((r) =>
+          !(r.destination === route.destinationCIDR && r.gateway === gateway)
+        );
+      }
+    });
   }
 
   #id(): number {

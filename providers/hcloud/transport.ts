@@ -10,6 +10,7 @@ import { abortableSleep, backoffDelay } from "../../lib/sleep.ts";
 import type { Credentials } from "./credentials.ts";
 import { logger } from "../../lib/log.ts";
 import { currentPriority, RESERVE } from "../../lib/priority.ts";
+import { withCurrent } from "../../lib/cancellation.ts";
 import { CloudApiError } from "../errors.ts";
 
 /** The contract: any `fetch`-like function. Tests may swap it. */
@@ -125,6 +126,8 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       .replace(/\{[^}]+\}/g, "%d");
     const body = original.body ? await original.arrayBuffer() : undefined;
     const idempotent = original.method === "GET" || original.method === "HEAD";
+    // The request's own signal and the current work's (see lib/cancellation.ts): either ends the call.
+    const cancel = withCurrent(original.signal);
     let resentWithNewToken = false;
     for (let attempt = 0;; attempt++) {
       const fence = options.fence?.();
@@ -135,18 +138,19 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         });
       if (!idempotent && fence?.aborted) throw fenced();
       try {
-        await waitForBudget(fence ? AbortSignal.any([original.signal, fence]) : original.signal);
+        await waitForBudget(fence ? AbortSignal.any([cancel, fence]) : cancel);
       } catch (err) {
-        if (!idempotent && fence?.aborted && !original.signal.aborted) throw fenced();
+        if (!idempotent && fence?.aborted && !cancel.aborted) throw fenced();
         throw err;
       }
       if (!idempotent && fence?.aborted) throw fenced();
+      cancel.throwIfAborted();
       const headers = new Headers(original.headers);
       headers.delete(ENDPOINT_HEADER);
       const token = typeof options.token === "string" ? options.token : options.token.token();
       headers.set("authorization", `Bearer ${token}`);
       headers.set("user-agent", options.userAgent ?? "deno-ccm");
-      const signal = AbortSignal.any([original.signal, AbortSignal.timeout(timeoutMs)]);
+      const signal = AbortSignal.any([cancel, AbortSignal.timeout(timeoutMs)]);
       const started = performance.now();
       let response: Response | undefined;
       let failure: unknown;
@@ -154,7 +158,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       try {
         response = await send(new Request(original.url, { method: original.method, headers, body, signal }));
       } catch (err) {
-        if (original.signal.aborted) throw original.signal.reason;
+        if (cancel.aborted) throw cancel.reason;
         failure = err;
       } finally {
         inFlight?.add({}, -1);
@@ -204,7 +208,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         n: attempt + 1,
         ms: Math.round(delay),
       });
-      await abortableSleep(delay, original.signal);
+      await abortableSleep(delay, cancel);
     }
   };
   return state;

@@ -1,6 +1,7 @@
 import { assertEquals, assertRejects } from "../../testing/assert.ts";
 import { createTransport } from "./transport.ts";
 import { CloudApiError } from "../errors.ts";
+import { withSignal } from "../../lib/cancellation.ts";
 
 const answering = (body: string) =>
   createTransport({
@@ -58,4 +59,36 @@ Deno.test("hcloud transport: once leadership ends, no write is sent and budget w
     CloudApiError,
   );
   assertEquals([err.code, sent], ["fenced", ["POST"]]);
+});
+
+Deno.test("hcloud transport: the current work's signal ends a request under way and starts none after it", async () => {
+  const sent: string[] = [];
+  const transport = createTransport({
+    token: "t",
+    // Answers only when the request is aborted (a slow API).
+    fetch: (r) => {
+      sent.push(r.method);
+      return new Promise((_resolve, reject) =>
+        r.signal.addEventListener("abort", () => reject(r.signal.reason))
+      );
+    },
+  });
+  const work = new AbortController();
+  const underWay = withSignal(
+    work.signal,
+    () => transport.send(new Request("http://127.0.0.1:1/v1/servers", { method: "GET" })),
+  );
+  setTimeout(() => work.abort(new Error("lease lost")), 20);
+  const err = await assertRejects(() => underWay, Error);
+  assertEquals(err.message, "lease lost");
+  const late = await assertRejects(
+    () =>
+      withSignal(
+        work.signal,
+        () => transport.send(new Request("http://127.0.0.1:1/v1/servers", { method: "POST", body: "{}" })),
+      ),
+    Error,
+  );
+  assertEquals(late.message, "lease lost");
+  assertEquals(sent, ["GET"], "nothing is sent once the work is cancelled");
 });
