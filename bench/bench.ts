@@ -7,6 +7,8 @@
  *                   [--steady-skip 5000:list]
  *                   [--latency-ms 50] [--action-ms 1000] [--robot-minutes 10] [--only burst_join,churn]
  *
+ * `BENCH_STEADY_AUDIT=<dir>` keeps every cloud request of each steady-state run (see steady_state.ts).
+ *
  * @module
  */
 import { parseArgs } from "node:util";

@@ -141,6 +141,7 @@ async function steadyRun(o: {
   const hours = o.minutes / 60;
   const end = start + o.minutes * 60_000;
   const window = env.sim.audit.slice(from).filter((e) => e.time < end);
+  await dumpAudit(env.sim.audit, { start, end, name: `${o.nodes}-${o.refresh}` });
   const byEndpoint: Record<string, number> = {};
   for (const e of window) byEndpoint[e.route] = (byEndpoint[e.route] ?? 0) + 1;
   for (const k of Object.keys(byEndpoint)) byEndpoint[k] = Math.round(byEndpoint[k] / hours * 10) / 10;
@@ -206,4 +207,27 @@ async function measureIpChange(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * With `BENCH_STEADY_AUDIT=<dir>`: every cloud request of the run as `<dir>/<nodes>-<refresh>.tsv`
+ * (seconds relative to the window's start, endpoint, query), to see which job made which request.
+ */
+async function dumpAudit(
+  audit: { time: number; route: string; query?: string }[],
+  o: { start: number; end: number; name: string },
+): Promise<void> {
+  const dir = Deno.env.get("BENCH_STEADY_AUDIT");
+  if (!dir) return;
+  await Deno.mkdir(dir, { recursive: true });
+  const lines = audit.map((e) =>
+    [
+      ((e.time - o.start) / 1000).toFixed(1),
+      e.route,
+      e.query ?? "",
+      e.time >= o.start && e.time < o.end ? "window" : "",
+    ]
+      .join("\t")
+  );
+  await Deno.writeTextFile(`${dir}/${o.name}.tsv`, lines.join("\n") + "\n");
 }
