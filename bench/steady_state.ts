@@ -137,27 +137,29 @@ async function steadyRun(o: {
   await new Promise((r) => setTimeout(r, o.minutes * 60_000));
   kubelets.abort();
   await heartbeats;
-  // Exactly `minutes` long, so a 10-minute window holds two 5-minute refreshes whatever their phase.
+  // Exactly `minutes` long, so a 10-minute window holds the starts of two 5-minute refreshes whatever
+  // their phase (a list is counted whole where it starts: see windowCounts).
   const hours = o.minutes / 60;
   const end = start + o.minutes * 60_000;
   const window = env.sim.audit.slice(from).filter((e) => e.time < end);
   await dumpAudit(env.sim.audit, { start, end, name: `${o.nodes}-${o.refresh}` });
-  const byEndpoint: Record<string, number> = {};
-  for (const e of window) byEndpoint[e.route] = (byEndpoint[e.route] ?? 0) + 1;
-  for (const k of Object.keys(byEndpoint)) byEndpoint[k] = Math.round(byEndpoint[k] / hours * 10) / 10;
   const pages = Math.max(
     0,
     ...env.sim.audit.filter((e) => e.route === "GET /servers").map((e) =>
       Number(new URLSearchParams(e.query).get("page") ?? 1)
     ),
   );
-  const measured = window.length / hours;
+  const counts = windowCounts(env.sim.audit, start, end, pages);
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const byEndpoint: Record<string, number> = {};
+  for (const [k, n] of Object.entries(counts)) byEndpoint[k] = Math.round(n / hours * 10) / 10;
+  const measured = total / hours;
   // Drift repair's pages are the balancer lists of its page size (one list per pass at its period).
   const driftPages = window.filter((e) =>
     e.route === "GET /load_balancers" &&
     new URLSearchParams(e.query).get("per_page") === String(driftPageSize(o.nodes))
   ).length;
-  const listedInWindow = window.some((e) => e.route === "GET /servers");
+  const listedInWindow = (counts["GET /servers"] ?? 0) > 0;
   const amortized = o.refresh === "actions" && !listedInWindow
     ? measured + pages / FULL_LIST_PERIOD_H
     : measured;
@@ -171,7 +173,7 @@ async function steadyRun(o: {
     nodes: o.nodes,
     refresh: o.refresh,
     observed_minutes: o.minutes,
-    requests: window.length,
+    requests: total,
     requests_per_hour_measured: Math.round(measured),
     requests_per_hour: Math.round(amortized),
     full_list_pages: pages,
@@ -186,6 +188,30 @@ async function steadyRun(o: {
     // Last: the CCM stops here.
     rate_limited_responses: await env.close(),
   };
+}
+
+/**
+ * The window's requests per endpoint, each full server list counted whole at its first page: a 100-page
+ * list takes about 25 s, and one that straddles an edge of the window would otherwise count in part
+ * (or one started before it count in part too).
+ */
+export function windowCounts(
+  audit: { time: number; route: string; query: string }[],
+  start: number,
+  end: number,
+  listPages: number,
+): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const e of audit) {
+    if (e.time < start || e.time >= end) continue;
+    if (e.route === "GET /servers") {
+      const page = Number(new URLSearchParams(e.query).get("page") ?? 1);
+      if (page === 1) counts[e.route] = (counts[e.route] ?? 0) + listPages;
+      continue;
+    }
+    counts[e.route] = (counts[e.route] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** Moves node-7's server to another private IP (detach and attach actions) and times the Node's update. */
