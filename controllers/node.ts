@@ -189,10 +189,11 @@ class NodeController implements Controller {
   /** Several Nodes matched to one server all get its addresses: say so on each (it is not fixed here). */
   #warnDuplicates(node: Node, providerID: string): void {
     const nodes = this.#ctx.informers.for(NODES).list();
-    const known = new Set(nodes.map((n) => n.metadata?.name));
-    for (const [name] of this.#written) {
-      const seen = nodes.find((n) => n.metadata?.name === name);
-      if (!known.has(name) || seen?.spec?.providerID) this.#written.delete(name);
+    const byName = new Map(nodes.map((n) => [n.metadata?.name, n]));
+    // Forget what the informer now shows (or what is gone): one pass, whatever the burst's size.
+    for (const name of this.#written.keys()) {
+      const seen = byName.get(name);
+      if (!seen || seen.spec?.providerID) this.#written.delete(name);
     }
     const others = nodes.filter((n) =>
       n.metadata?.name !== node.metadata?.name &&
