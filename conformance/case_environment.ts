@@ -102,19 +102,41 @@ export class CaseEnvironment {
     );
   }
 
-  /** Calls the simulator (public API with the token, or the control API under `/_sim`). */
+  /**
+   * Calls the simulator (public API with the token, or the control API under `/_sim`). A call that
+   * meets `423 locked` (an action still running on the resource, e.g. `change_protection` right after
+   * the create) waits for that resource's running actions and is sent again, as a careful client
+   * would: only the CCM under test is judged, never the harness's own set-up.
+   */
   async call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
     const base = this.endpoint.replace(/\/v1$/, "");
-    const res = await this.sim.handle(
-      new Request(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${DEFAULT_SIM_TOKEN}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-    );
-    const text = await res.text();
-    if (!res.ok) throw new Error(`simulator ${method} ${path}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : {};
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const res = await this.sim.handle(
+        new Request(`${base}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${DEFAULT_SIM_TOKEN}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }),
+      );
+      const text = await res.text();
+      const resource = path.match(/^\/v1\/([a-z_]+)\/(\d+)(\/|$)/);
+      if (res.status === 423 && resource && Date.now() < deadline) {
+        await this.#waitUntilUnlocked(resource[1], resource[2], deadline);
+        continue;
+      }
+      if (!res.ok) throw new Error(`simulator ${method} ${path}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : {};
+    }
+  }
+
+  /** Waits until no action runs on `/v1/{collection}/{id}` (or the deadline passes). */
+  async #waitUntilUnlocked(collection: string, id: string, deadline: number): Promise<void> {
+    while (Date.now() < deadline) {
+      const out = await this.call("GET", `/v1/${collection}/${id}/actions?status=running`);
+      if (((out.actions ?? []) as unknown[]).length === 0) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /** Seeds networks, servers and certificates (load balancers come separately). */

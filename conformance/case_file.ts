@@ -1,5 +1,5 @@
 /**
- * The golden case format of `../shared/hccm-golden/` (see its README): what a case sets up, the steps
+ * The golden case format of `conformance/hccm_golden/` (see its README): what a case sets up, the steps
  * it applies, and the outcome HCCM produced. Loading checks the shape enough to name a broken file.
  *
  * @module

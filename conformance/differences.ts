@@ -120,6 +120,47 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
     path:
       /^(load_balancers\[[^\]]+\]\.(services\[\d+\]|target_servers|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
   },
+  {
+    id: "health-check-https",
+    kind: "intentional",
+    summary:
+      "A health check asked to speak `https` (`health-check-protocol: https`, or an `https` Service with " +
+      "another health-check setting, where the check takes the Service's protocol) is sent as the API's " +
+      "HTTP check with `tls: true`; HCCM sends `https`, which the API refuses (`health_check.protocol` must " +
+      "be tcp or http), and leaves a balancer without services or targets.",
+    reason:
+      "The API has no `https` health check: an HTTP check over TLS is what the value means, so the Service " +
+      "works instead of failing on every sync. `health-check-http-validate-certificate` still decides " +
+      "whether the certificate is checked.",
+    cases: "cases whose Service asks for an `https` health check, explicitly or through its protocol",
+    appliesTo: (c) =>
+      services(c).some((s) => {
+        const a = s.annotations ?? {};
+        const hc = a[`${PREFIX}health-check-protocol`]?.toLowerCase();
+        const otherHc = Object.keys(a).some((k) =>
+          k.startsWith(`${PREFIX}health-check-`) && k !== `${PREFIX}health-check-protocol`
+        ) || Object.keys(c.env ?? {}).some((k) =>
+          k.startsWith("HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_")
+        );
+        return hc === "https" ||
+          (hc === undefined && a[`${PREFIX}protocol`]?.toLowerCase() === "https" && otherHc);
+      }),
+    path:
+      /^(load_balancers\[[^\]]+\]\.(services\[\d+\]|target_servers|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+  },
+  {
+    id: "instance-not-found-event",
+    kind: "intentional",
+    summary:
+      "A Node that no server matches (by provider ID, name or node IP) gets a Warning `InstanceNotFound` " +
+      "saying what was looked for; it stays uninitialized in both. HCCM only logs the error.",
+    reason: "The Node's own events are where an operator looks when it keeps its uninitialized taint; with " +
+      "HCCM the reason is only in the CCM's log.",
+    cases: "cases with a Node that no server matches",
+    appliesTo: () => true,
+    path: /^warning_events\[Node\/[^/]+\/InstanceNotFound\]$/,
+    values: (expected, actual) => !expected && actual === true,
+  },
 ];
 
 /** The listed difference that accepts `d` in case `c`, if any. */

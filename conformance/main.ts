@@ -1,6 +1,7 @@
 /**
- * `deno task conformance [DIR]`: runs every golden case in DIR (default
- * `../shared/hccm-golden/cases`) against our CCM and compares each phase with the recorded outcome.
+ * `deno task conformance [DIR...]`: runs every case in the DIRs (default: the recorded HCCM cases,
+ * `conformance/hccm_golden/cases`, and our own, `conformance/cases`) against our CCM and compares each
+ * phase with the recorded outcome.
  * Prints one line per case and a summary; exits 1 when a difference is not listed in
  * `differences.ts`.
  *
@@ -33,7 +34,11 @@ export interface CaseResult {
   error?: string;
 }
 
-const DEFAULT_DIR = new URL("../../shared/hccm-golden/cases", import.meta.url).pathname;
+/** The repository's copy of HCCM's recordings (`deno task golden:sync` refreshes it) and our own cases. */
+const DEFAULT_DIRS = [
+  new URL("hccm_golden/cases", import.meta.url).pathname,
+  new URL("cases", import.meta.url).pathname,
+];
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -50,7 +55,7 @@ async function main(): Promise<number> {
     },
   });
   quietLogs();
-  const dirs = positionals.length ? positionals : [DEFAULT_DIR];
+  const dirs = positionals.length ? positionals : DEFAULT_DIRS;
   const only = values.only ? values.only.split(",") : [];
   const cases: Case[] = [];
   for (const dir of dirs) cases.push(...await loadCases(dir, only));

@@ -119,11 +119,14 @@ export async function observe(env: CaseEnvironment, norm: Normalizer): Promise<O
   const state: PhaseState = {
     nodes: nodes.items.map((n) => ({
       name: n.metadata!.name!,
-      providerID: (n.spec?.providerID ?? "").replace(
-        /^hcloud:\/\/(\d+)$/,
-        (whole, id) =>
-          env.seen.servers.has(Number(id)) ? `hcloud://<server:${serverName(Number(id))}>` : whole,
-      ),
+      // No provider ID is recorded as null, as the recordings of HCCM do.
+      providerID: n.spec?.providerID
+        ? n.spec.providerID.replace(
+          /^hcloud:\/\/(\d+)$/,
+          (whole, id) =>
+            env.seen.servers.has(Number(id)) ? `hcloud://<server:${serverName(Number(id))}>` : whole,
+        )
+        : null,
       labels: Object.fromEntries(
         Object.entries(n.metadata?.labels ?? {}).filter(([k]) => NODE_LABEL.test(k)).sort(([a], [b]) =>
           a < b ? -1 : 1

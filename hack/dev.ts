@@ -10,6 +10,7 @@
  * @module
  */
 import { TestCluster } from "../testing/kube_cluster.ts";
+import { adminClient, registerNode } from "../testing/ccm_harness.ts";
 import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEMO_SEED } from "../hcloud_sim/main.ts";
@@ -43,26 +44,20 @@ if (external) {
 }
 
 console.error("no kubeconfig given: starting a local kube-apiserver, etcd and the Hetzner API simulator");
+// Only what the local cluster runs (etcd, kube-apiserver): cached after the first build.
+const assets = await new Deno.Command("bash", {
+  args: [new URL("ensure_test_assets.sh", import.meta.url).pathname, "--demo"],
+  stdout: "inherit",
+  stderr: "inherit",
+}).output();
+if (!assets.success) Deno.exit(1);
 const cluster = await TestCluster.start();
 const sim = new Simulator({ actionDurationMs: 1_000, quiet: true }).start();
 applySeed(sim, DEMO_SEED);
 try {
-  for (const server of sim.world.servers.values()) {
-    await cluster.kubectl(
-      ["apply", "-f", "-"],
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Node",
-        metadata: { name: server.name, labels: { "kubernetes.io/hostname": server.name } },
-        spec: {
-          taints: [{
-            key: "node.cloudprovider.kubernetes.io/uninitialized",
-            value: "true",
-            effect: "NoSchedule",
-          }],
-        },
-      }),
-    );
+  const client = await adminClient(cluster);
+  for (const [i, server] of [...sim.world.servers.values()].entries()) {
+    await registerNode(client, server.name, { podCIDRs: [`10.244.${i}.0/24`] });
   }
   console.error(`kubeconfig: ${cluster.kubeconfigPath}`);
   console.error(`simulator:  HCLOUD_ENDPOINT=${sim.endpoint} (control API ${sim.url}/_sim/state)`);

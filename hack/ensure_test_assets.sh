@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Makes sure the test control plane exists: etcd (Debian's etcd-server), kube-apiserver/kubectl, helm and promtool
-# built from the Go module proxy (cached). Installs etcd with apt-get when running as root; otherwise
-# says what to install. Prints nothing when everything is in place.
+# Makes sure what the local control plane needs exists: etcd (Debian's etcd-server) and kube-apiserver
+# built from the Go module proxy (cached); for the tests (the default) also kubectl, helm and promtool.
+# Installs etcd with apt-get when running as root; otherwise says what to install. Prints nothing when
+# everything is in place.
+#   usage: hack/ensure_test_assets.sh [--demo]
+#   --demo: only what `deno task demo` and `deno task dev` run (etcd, kube-apiserver)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+demo=false
+[[ "${1:-}" == "--demo" ]] && demo=true
 if [[ -z "${KUBEBUILDER_ASSETS:-}" || ! -x "${KUBEBUILDER_ASSETS}/etcd" ]] && [[ -z "${TEST_ASSET_ETCD:-}" ]] \
   && ! [[ -x /usr/bin/etcd ]]; then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
@@ -16,10 +21,15 @@ if [[ -z "${KUBEBUILDER_ASSETS:-}" || ! -x "${KUBEBUILDER_ASSETS}/etcd" ]] && [[
     exit 1
   fi
 fi
+if $demo; then
+  [[ -n "${KUBEBUILDER_ASSETS:-}" ]] || "$here/kube_assets/build.sh" --only kube-apiserver >/dev/null
+  exit 0
+fi
 if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
   "$here/kube_assets/build.sh" >/dev/null
 fi
-# helm, for the chart tests (tests/chart_test.ts) and `deno task manifests`.
+# helm, for the chart tests (tests/chart_test.ts) and `deno task manifests`; the tests that use it also
+# build it on demand (testing/helm.ts), so a single test file runs on its own.
 "$here/helm/build.sh" >/dev/null
-# promtool, for the alert rule tests (tests/alert_rules_test.ts).
+# promtool, for the alert rule tests (tests/alert_rules_test.ts), which also build it on demand.
 "$here/promtool/build.sh" >/dev/null

@@ -6,7 +6,7 @@
  */
 import { Ajv, type ValidateFunction } from "ajv";
 
-const SPEC = new URL("../../shared/hcloud-api/openapi.json", import.meta.url);
+const SPEC = new URL("../hcloud_api/openapi.json", import.meta.url);
 
 type Json = Record<string, unknown>;
 
@@ -53,7 +53,7 @@ export class OpenApiValidator {
     this.#spec = spec;
   }
 
-  /** Loads the spec from `../shared/hcloud-api/openapi.json`, with {@link newerThanSpec} applied. */
+  /** Loads the spec from `hcloud_api/openapi.json`, with {@link newerThanSpec} applied. */
   static async load(): Promise<OpenApiValidator> {
     return new OpenApiValidator(
       newerThanSpec(nullableToJsonSchema(JSON.parse(await Deno.readTextFile(SPEC)))) as Json,

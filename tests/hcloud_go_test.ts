@@ -25,7 +25,7 @@ Deno.test("hcloud-go against the simulator: every check passes, every response m
     assert(lines.filter((l) => l.check).length >= 16, "every check ran");
     const routes = new Set(t.sim.audit.map((e) => e.route));
     const spec = JSON.parse(
-      await Deno.readTextFile(new URL("../../shared/hcloud-api/openapi.json", import.meta.url)),
+      await Deno.readTextFile(new URL("../hcloud_api/openapi.json", import.meta.url)),
     );
     const operations = Object.values(spec.paths as Record<string, object>)
       .reduce(

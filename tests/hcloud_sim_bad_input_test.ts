@@ -9,7 +9,7 @@ import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 
 const SPEC = JSON.parse(
-  await Deno.readTextFile(new URL("../../shared/hcloud-api/openapi.json", import.meta.url)),
+  await Deno.readTextFile(new URL("../hcloud_api/openapi.json", import.meta.url)),
 ) as { paths: Record<string, Record<string, unknown>> };
 
 Deno.test("simulator: malformed and wrongly typed bodies on every write endpoint are 4xx and change nothing", async () => {

@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver and kubectl from the k8s.io/kubernetes Go module into a cache folder and
-# prints that folder (usable as KUBEBUILDER_ASSETS). Reuses the cache when both binaries exist.
-#   usage: hack/kube_assets/build.sh [out-dir]
+# prints that folder (usable as KUBEBUILDER_ASSETS). Reuses the cache for binaries already built.
+#   usage: hack/kube_assets/build.sh [--only kube-apiserver|kubectl] [out-dir]
+# The demo needs only kube-apiserver (--only kube-apiserver); the tests also use kubectl.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+commands=(kube-apiserver kubectl)
+if [[ "${1:-}" == "--only" ]]; then
+  case "${2:-}" in
+    kube-apiserver | kubectl) commands=("$2") ;;
+    *) echo "usage: $0 [--only kube-apiserver|kubectl] [out-dir]" >&2; exit 2 ;;
+  esac
+  shift 2
+fi
 version=$(awk '/^require k8s.io\/kubernetes/ {print $3}' "$here/go.mod")
 out=${1:-${DENO_CCM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/deno-ccm}/kube-$version}
-if [[ -x "$out/kube-apiserver" && -x "$out/kubectl" ]]; then
+missing=()
+for cmd in "${commands[@]}"; do [[ -x "$out/$cmd" ]] || missing+=("$cmd"); done
+if [[ ${#missing[@]} -eq 0 ]]; then
   echo "$out"
   exit 0
 fi
-command -v go >/dev/null || { echo "go is required to build kube-apiserver (https://go.dev/dl)" >&2; exit 1; }
+command -v go >/dev/null || { echo "go is required to build ${missing[*]} (https://go.dev/dl)" >&2; exit 1; }
 mkdir -p "$out"
 minor=${version#v1.}; minor=${minor%%.*}
 pkg=k8s.io/component-base/version
 ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 start=$(date +%s)
-echo "building kube-apiserver and kubectl $version into $out (first build takes several minutes)" >&2
+echo "building ${missing[*]} $version into $out (a first build takes several minutes)" >&2
 cd "$here"
-for cmd in kube-apiserver kubectl; do
+for cmd in "${missing[@]}"; do
   CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
   mv "$out/$cmd.tmp" "$out/$cmd"
 done

@@ -156,17 +156,23 @@ function quote(value: string): string {
     (value.length > 64 ? ` (${value.length} characters)` : "");
 }
 
-/** Parses the Service's annotations; returns the spec or every problem. */
+/**
+ * Parses the Service's annotations; returns the spec or every problem, and which annotations
+ * (without prefix) had an invalid value.
+ */
 export function parseLoadBalancerSpec(
   service: Service,
   defaults: LoadBalancerDefaults,
-): { spec: LoadBalancerSpec; errors: string[] } {
+): { spec: LoadBalancerSpec; errors: string[]; invalid: Set<string> } {
   const annotations = service.metadata?.annotations ?? {};
   const errors: string[] = [];
+  const invalid = new Set<string>();
   const raw = (name: string): string | undefined => annotations[PREFIX + name];
   // The value is quoted escaped and cut short: a 10 kB value or a NUL byte must not reach an event whole.
-  const fail = (name: string, value: string, why: string) =>
+  const fail = (name: string, value: string, why: string) => {
+    invalid.add(name);
     errors.push(`annotation ${PREFIX}${name}: ${quote(value)} ${why}`);
+  };
   const bool = (name: string, fallback?: boolean): boolean | undefined => {
     const v = raw(name);
     if (v === undefined) return fallback;
@@ -330,7 +336,7 @@ export function parseLoadBalancerSpec(
         `${PREFIX}disable-public-network (or HCLOUD_LOAD_BALANCERS_DISABLE_PUBLIC_NETWORK) disables it`,
     );
   }
-  return { spec, errors };
+  return { spec, errors, invalid };
 }
 
 /** The default name: `"a"` + UID without dashes, cut to 32 characters (upstream). */

@@ -97,16 +97,19 @@ export class HcloudLoadBalancers implements LoadBalancers {
   ): Promise<LoadBalancerResult> {
     return await withSignal(signal, async () => {
       // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
-      // (not for a co-managed balancer, whose type is its maker's).
-      const { spec: parsed } = parseLoadBalancerSpec(service, this.#defaults);
-      const unconfigured: ProviderWarning[] = parsed.typeAnnotated || this.#defaults.type || parsed.attachTo
-        ? []
-        : [{
-          reason: "LoadBalancerTypeUnconfigured",
-          message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
-            'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
-            '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
-        }];
+      // (not for a co-managed balancer, whose type is its maker's). The official CCM parses the
+      // node-selector before anything else: a sync that fails there never reaches the type.
+      const { spec: parsed, invalid } = parseLoadBalancerSpec(service, this.#defaults);
+      const unconfigured: ProviderWarning[] =
+        parsed.typeAnnotated || this.#defaults.type || parsed.attachTo || invalid.has("node-selector")
+          ? []
+          : [{
+            reason: "LoadBalancerTypeUnconfigured",
+            message:
+              "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
+              'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
+              '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
+          }];
       try {
         const result = await this.#ensure(cluster, service, nodes);
         return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
