@@ -10,6 +10,7 @@ import { parseCidr } from "../../lib/cidr.ts";
 import type { EnvVar } from "../../config/env.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./server_labels.ts";
 import { readRobotConfig, type RobotConfig } from "./robot_config.ts";
+import { tokenFormatProblem } from "./credentials.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
 export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
@@ -105,7 +106,8 @@ export async function readHcloudConfig(
     return Number(v);
   };
 
-  let token = str("HCLOUD_TOKEN");
+  // Surrounding whitespace (a Secret written from a file ends in a newline) is not part of the token.
+  let token = str("HCLOUD_TOKEN")?.trim() || undefined;
   const tokenFile = str("HCLOUD_TOKEN_FILE");
   if (tokenFile) {
     try {
@@ -122,8 +124,16 @@ export async function readHcloudConfig(
       else warnings.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}; using HCLOUD_TOKEN`);
     }
   }
+  const malformed = token ? tokenFormatProblem(token) : undefined;
   if (!token && !tokenFile) errors.push("HCLOUD_TOKEN (or HCLOUD_TOKEN_FILE) is required");
-  else if (token !== undefined && token.length !== 64) {
+  else if (malformed) {
+    // Sent as is, it would fail every request and end up quoted in header errors: refuse it now.
+    errors.push(
+      `${
+        str("HCLOUD_TOKEN") ? "HCLOUD_TOKEN" : `HCLOUD_TOKEN_FILE (${tokenFile})`
+      }: not a token: ${malformed}`,
+    );
+  } else if (token !== undefined && token.length !== 64) {
     warnings.push("unrecognized token format, expected 64 characters");
   }
 

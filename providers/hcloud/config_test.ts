@@ -96,3 +96,14 @@ Deno.test("hcloud config: contradictory settings are errors naming them", async 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("hcloud config: a token with a line break or inner whitespace is an error that does not show it", async () => {
+  const token = "k".repeat(64);
+  const { errors } = await readHcloudConfig({ HCLOUD_TOKEN: `${token}\n# rotated by ops` });
+  assertEquals(errors.length, 1);
+  assertEquals(errors[0].includes(token), false, errors[0]);
+  assertEquals(errors[0].startsWith("HCLOUD_TOKEN: not a token: it contains whitespace"), true, errors[0]);
+  // Surrounding whitespace (a Secret written from a file) is trimmed, not an error.
+  const trimmed = await readHcloudConfig({ HCLOUD_TOKEN: `${token}\n` });
+  assertEquals([trimmed.errors, trimmed.config.token], [[], token]);
+});

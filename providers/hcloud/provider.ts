@@ -41,6 +41,9 @@ export class HcloudProvider implements CloudProvider {
   readonly context: HcloudContext;
 
   readonly #credentials: Credentials;
+  readonly #probe: { registry?: Registry; userAgent: string };
+  /** A server this project is known to have (from the last list), to confirm a rotated token. */
+  #knownServer?: number;
   /** Leadership: once aborted, no cloud write is sent (see {@link fence}). */
   #fence?: AbortSignal;
   /** The Robot server list, when Robot is enabled with credentials. */
@@ -49,6 +52,7 @@ export class HcloudProvider implements CloudProvider {
   constructor(config: HcloudConfig, registry?: Registry, userAgent = "deno-ccm") {
     this.config = config;
     this.#credentials = new Credentials({ token: config.token, file: config.tokenFile });
+    this.#probe = { registry, userAgent };
     this.client = new HcloudClient({
       endpoint: config.endpoint,
       token: this.#credentials,
@@ -169,10 +173,53 @@ export class HcloudProvider implements CloudProvider {
       this.context.network.resolve(toNetworkInfo(network).id);
       logger("hcloud").info("using network {name} ({id})", { name: network.name, id: network.id });
     }
+    // From now on a rotated token is used only once it sees what this project has (see credentials.ts).
+    this.cache.onSnapshot((s) => this.#knownServer = s.all[0]?.id ?? this.#knownServer);
+    this.#credentials.verifier = (token) => this.#sameProject(token);
     // Robot credentials are checked (and the list cached) now; rejected ones turn /readyz false
     // with the reason, and Robot Nodes wait, but the Cloud side runs on.
     await this.robot?.get().catch((err) =>
       logger("hcloud").warning("Robot: {error}", { error: (err as Error).message })
     );
+  }
+
+  /**
+   * Whether `token` sees this project: the configured network, else a server of the last list, else
+   * (nothing known yet) only that the API accepts it. One request, counted like every other.
+   */
+  async #sameProject(token: string): Promise<string | undefined> {
+    const probe = new HcloudClient({
+      endpoint: this.config.endpoint,
+      token,
+      userAgent: this.#probe.userAgent,
+      metrics: this.#probe.registry,
+    });
+    const network = this.context.network.id;
+    const server = this.#knownServer;
+    try {
+      if (network !== undefined) {
+        await probe.call(
+          "check token",
+          probe.api.GET("/networks/{id}", { params: { path: { id: network } } }),
+        );
+      } else if (server !== undefined) {
+        await probe.call("check token", probe.api.GET("/servers/{id}", { params: { path: { id: server } } }));
+      } else {
+        await probe.call(
+          "check token",
+          probe.api.GET("/locations", { params: { query: { per_page: 1 } } }),
+        );
+      }
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof CloudApiError)) throw err;
+      if (err.status === 401 || err.status === 403) return `the Hetzner API rejects it (${err.status})`;
+      if (err.status === 404) {
+        return network !== undefined
+          ? `it does not see network ${network} (HCLOUD_NETWORK): a token of another project?`
+          : `it does not see server ${server}, one of this cluster's: a token of another project?`;
+      }
+      throw err;
+    }
   }
 }

@@ -148,7 +148,12 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       const headers = new Headers(original.headers);
       headers.delete(ENDPOINT_HEADER);
       const token = typeof options.token === "string" ? options.token : options.token.token();
-      headers.set("authorization", `Bearer ${token}`);
+      try {
+        headers.set("authorization", `Bearer ${token}`);
+      } catch {
+        // Deno's Headers quote a value they refuse: that would be the token.
+        throw new TypeError(HEADER_REFUSED);
+      }
       headers.set("user-agent", options.userAgent ?? "deno-ccm");
       const signal = AbortSignal.any([cancel, AbortSignal.timeout(timeoutMs)]);
       const started = performance.now();
@@ -159,7 +164,8 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         response = await send(new Request(original.url, { method: original.method, headers, body, signal }));
       } catch (err) {
         if (cancel.aborted) throw cancel.reason;
-        failure = err;
+        // The HTTP client quotes a header value it refuses: that would be the token.
+        failure = err instanceof Error && /header/i.test(err.message) ? new TypeError(HEADER_REFUSED) : err;
       } finally {
         inFlight?.add({}, -1);
       }
@@ -213,6 +219,8 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
   };
   return state;
 }
+
+const HEADER_REFUSED = "the HTTP client refused a request header (its value is withheld)";
 
 /** A JSON number literal too large to be exact in JavaScript (IDs are int64 in the API). */
 const BIG_NUMBER = /[:[,]\s*(\d{16,})(?=\s*[,\]}])/g;

@@ -92,3 +92,18 @@ Deno.test("hcloud transport: the current work's signal ends a request under way 
   assertEquals(late.message, "lease lost");
   assertEquals(sent, ["GET"], "nothing is sent once the work is cancelled");
 });
+
+Deno.test("hcloud transport: an HTTP client error that quotes a header never reaches the caller with it", async () => {
+  const token = "s".repeat(40);
+  const t = createTransport({
+    token: `${token}\n# a comment line`,
+    fetch: (req) => {
+      // What Deno's fetch says of a header value with a line break.
+      throw new TypeError(`Invalid header value: "${req.headers.get("authorization")}"`);
+    },
+    maxRetries: 0,
+  });
+  const err = await assertRejects(() => t.send(new Request("http://127.0.0.1:1/v1/servers")), TypeError);
+  assertEquals(err.message.includes(token), false, err.message);
+  assertEquals(err.message, "the HTTP client refused a request header (its value is withheld)");
+});
