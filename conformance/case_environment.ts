@@ -233,6 +233,7 @@ export class CaseEnvironment {
       spec: {
         podCIDR,
         podCIDRs: [podCIDR],
+        ...(node.providerID ? { providerID: node.providerID } : {}),
         taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }],
       },
     });

@@ -48,6 +48,8 @@ export interface NodeSpec {
   labels?: Record<string, string>;
   /** Node annotations (an extension of the golden format, used by our own cases). */
   annotations?: Record<string, string>;
+  /** `spec.providerID` as a kubelet started with `--provider-id` writes it (our own cases). */
+  providerID?: string;
 }
 
 /** One later step of a case. */
@@ -108,6 +110,12 @@ export interface Case {
     robot_servers?: SeedState["robot_servers"];
   };
   nodes: NodeSpec[];
+  /**
+   * Our own cases: the family of behaviour the case belongs to (the README counts cases per family),
+   * and, where HCCM's source leaves the expected outcome open, why (what a recording should settle).
+   */
+  family?: string;
+  uncertain?: string;
   services_before_ccm?: boolean;
   services?: ServiceSpec[];
   steps?: Step[];

@@ -6,8 +6,10 @@
  *
  * @module
  */
-import type { Case } from "./case_file.ts";
+import type { Case, ServiceSpec } from "./case_file.ts";
 import type { Difference } from "./compare.ts";
+import { parseLoadBalancerSpec } from "../providers/hcloud/lb_annotations.ts";
+import { parseGoBool } from "../lib/go_bool.ts";
 
 /** One accepted difference. */
 export interface ListedDifference {
@@ -26,6 +28,8 @@ export interface ListedDifference {
   phase?: RegExp;
   /** A further check on the two values, where the path alone would say too little. */
   values?: (expected: unknown, actual: unknown) => boolean;
+  /** A further check on the difference in its case (which object it is about). */
+  which?: (c: Case, d: Difference) => boolean;
 }
 
 const PREFIX = "load-balancer.hetzner.cloud/";
@@ -34,6 +38,29 @@ const services = (c: Case) => [
   ...(c.steps ?? []).flatMap((s) =>
     s.action === "create_service" && typeof s.service === "object" ? [s.service] : []
   ),
+];
+
+/** The annotations our parser refuses on this Service (with the case's env), by name without prefix. */
+export function refusedAnnotations(c: Case, s: ServiceSpec): Set<string> {
+  const env = c.env ?? {};
+  const { invalid } = parseLoadBalancerSpec(
+    { metadata: { annotations: s.annotations ?? {} } },
+    { enabled: true, disablePrivateIngress: false, usePrivateIp: false, disableIpv6: false },
+  );
+  const usePrivateIp = s.annotations?.[`${PREFIX}use-private-ip`] ??
+    env.HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP;
+  if (usePrivateIp !== undefined && parseGoBool(usePrivateIp) && !env.HCLOUD_NETWORK) {
+    invalid.add("use-private-ip");
+  }
+  return invalid;
+}
+
+/** Annotations HCCM reads as Go durations, where ours also takes bare seconds. */
+const DURATIONS = [
+  "http-cookie-lifetime",
+  "http-timeout-idle",
+  "health-check-interval",
+  "health-check-timeout",
 ];
 
 /** The table. */
@@ -70,19 +97,25 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
   {
     id: "bad-input-creates-nothing",
     kind: "intentional",
-    summary:
-      "An annotation value rejected while building the balancer's services (an unparsable duration, a " +
-      "missing certificate, `use-private-ip` without a network) leaves no load balancer; HCCM leaves one " +
-      "that serves nothing (no targets, often no services).",
+    summary: "A refused annotation value leaves no load balancer. HCCM reads each annotation where it uses " +
+      "it, so it creates the balancer first and stops at the value: without services or targets (a " +
+      "services or target setting: an unparsable duration, a missing certificate, `use-private-ip` without " +
+      "a network), or with them but no ingress (`ipv6-disabled`, `disable-private-ingress`, read last). " +
+      "Both report `SyncLoadBalancerFailed` and the warnings HCCM gives before it reaches the value.",
     reason:
       "Every value is checked before the first cloud call, so bad input changes nothing in the cloud and " +
-      "bills nothing; the Warning event is the same (`SyncLoadBalancerFailed`).",
-    cases: "cases where HCCM's balancer has no targets (and the Service no ingress)",
-    appliesTo: () => true,
+      "bills nothing, and the event names every bad value at once.",
+    cases: "cases whose Service has an annotation value that both refuse, and where HCCM made a balancer " +
+      "for it anyway (the outcome of every other field must still match)",
+    appliesTo: (c) => services(c).some((s) => refusedAnnotations(c, s).size > 0),
     path: /^load_balancers\[[^\]]+\]$/,
-    values: (expected, actual) =>
-      actual === null && !!expected && typeof expected === "object" &&
-      ((expected as { target_servers?: unknown[] }).target_servers ?? []).length === 0,
+    values: (expected, actual) => actual === null && !!expected && typeof expected === "object",
+    // Only the balancer of a Service with a refused value.
+    which: (c, d) =>
+      services(c).some((s) =>
+        refusedAnnotations(c, s).size > 0 &&
+        d.path === `load_balancers[${s.annotations?.[`${PREFIX}name`] ?? `<default-name:${s.name}>`}]`
+      ),
   },
   {
     id: "adopt-needs-opt-in",
@@ -106,17 +139,18 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       /^(load_balancers\[[^\]]+\]\.(labels\[[^\]]+\]|services\[\d+\]|target_servers|targets|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
   },
   {
-    id: "cookie-lifetime-seconds",
+    id: "duration-bare-seconds",
     kind: "intentional",
     summary:
-      "`http-cookie-lifetime` also takes bare seconds (`300`); HCCM rejects them and leaves a balancer " +
-      "without services.",
+      "The duration annotations (`http-cookie-lifetime`, `http-timeout-idle`, `health-check-interval`, " +
+      "`health-check-timeout`) also take bare seconds (`300`); HCCM parses them as Go durations only, rejects " +
+      "a bare number and leaves a balancer without services.",
     reason:
-      "The API's own unit is seconds and the annotation docs show seconds; a value every user reads the " +
-      "same way should work rather than take the Service down.",
-    cases: "cases whose `http-cookie-lifetime` is a bare number",
+      "The API's own unit is seconds and HCCM's annotation docs call these values seconds (the health-check " +
+      "ones `int`); a value every user reads the same way should work rather than take the Service down.",
+    cases: "cases where one of those annotations is a bare number",
     appliesTo: (c) =>
-      services(c).some((s) => /^\d+$/.test(s.annotations?.[`${PREFIX}http-cookie-lifetime`] ?? "")),
+      services(c).some((s) => DURATIONS.some((d) => /^\d+$/.test(s.annotations?.[`${PREFIX}${d}`] ?? ""))),
     path:
       /^(load_balancers\[[^\]]+\]\.(services\[\d+\]|target_servers|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
   },
@@ -149,16 +183,18 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       /^(load_balancers\[[^\]]+\]\.(services\[\d+\]|target_servers|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
   },
   {
-    id: "instance-not-found-event",
+    id: "node-init-events",
     kind: "intentional",
     summary:
-      "A Node that no server matches (by provider ID, name or node IP) gets a Warning `InstanceNotFound` " +
-      "saying what was looked for; it stays uninitialized in both. HCCM only logs the error.",
+      "A Node that cannot be initialized gets a Warning saying why: `InstanceNotFound` when no server " +
+      "matches (by provider ID, name or node IP, naming what was looked for), `UnsupportedNode` when its provider " +
+      "ID is not one this CCM serves (another cloud's, or Robot's with Robot support off). It stays " +
+      "uninitialized in both; HCCM only logs the error.",
     reason: "The Node's own events are where an operator looks when it keeps its uninitialized taint; with " +
       "HCCM the reason is only in the CCM's log.",
-    cases: "cases with a Node that no server matches",
+    cases: "cases with a Node that no server matches or whose provider ID this CCM does not serve",
     appliesTo: () => true,
-    path: /^warning_events\[Node\/[^/]+\/InstanceNotFound\]$/,
+    path: /^warning_events\[Node\/[^/]+\/(InstanceNotFound|UnsupportedNode)\]$/,
     values: (expected, actual) => !expected && actual === true,
   },
 ];
@@ -167,6 +203,6 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
 export function listedFor(c: Case, d: Difference): ListedDifference | undefined {
   return LISTED_DIFFERENCES.find((l) =>
     l.appliesTo(c) && l.path.test(d.path) && (!l.phase || l.phase.test(d.phase)) &&
-    (!l.values || l.values(d.expected, d.actual))
+    (!l.values || l.values(d.expected, d.actual)) && (!l.which || l.which(c, d))
   );
 }

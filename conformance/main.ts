@@ -27,6 +27,8 @@ export interface CaseResult {
   name: string;
   category: string;
   source: "hccm" | "ours";
+  family?: string;
+  uncertain?: boolean;
   seconds: number;
   converged: boolean;
   ccmExit?: number;
@@ -119,6 +121,8 @@ async function judge(
       name: c.name,
       category: c.category ?? "other",
       source: expected.source,
+      family: c.family,
+      uncertain: !!c.uncertain,
       seconds: 0,
       converged: false,
       differences: [],
@@ -135,6 +139,8 @@ async function judge(
     name: c.name,
     category: c.category ?? "other",
     source: expected.source,
+    family: c.family,
+    uncertain: !!c.uncertain,
     seconds: run.seconds,
     converged: run.phases.every((p) => p.converged),
     ccmExit: run.ccmExit,

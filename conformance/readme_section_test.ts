@@ -5,13 +5,15 @@ const results = [
   { name: "a", category: "nodes", source: "hccm" as const, differences: [] },
   { name: "b", category: "nodes", source: "hccm" as const, differences: [{ listed: "cluster-id-label" }] },
   { name: "c", category: "nodes", source: "ours" as const, differences: [] },
+  { name: "d", category: "nodes", source: "ours" as const, differences: [], family: "f", uncertain: true },
 ];
 
 Deno.test("readme section: counts per category and cases per listed difference; padding is no drift", () => {
   const section = renderSection(results);
   const lines = section.split("\n");
   assertEquals(lines[2], "| recorded from HCCM | nodes | 2 | 1 | 1 |");
-  assertEquals(lines[3], "| ours (beyond HCCM) | nodes | 1 | 1 | 0 |");
+  assertEquals(lines[3], "| ours (beyond HCCM) | nodes | 2 | 2 | 0 |");
+  assert(lines.includes("| f | 1 | 1 | 1 | 0 |"), "cases per family, uncertain counted");
   const row = lines.find((l) => l.startsWith("| `cluster-id-label`"))!;
   assertEquals(row.endsWith("| 1 |"), true, row);
   const readme =

@@ -142,6 +142,87 @@ const ANNOTATIONS = [
 /** Known annotation names (without prefix), for documentation and unknown-annotation warnings. */
 export const KNOWN_ANNOTATIONS: readonly string[] = ANNOTATIONS;
 
+/**
+ * The stages of the official CCM's sync of a balancer (`hcloud/load_balancers.go` EnsureLoadBalancer,
+ * `internal/hcops/load_balancer.go`), in order. It reads each annotation where it uses it, so a value
+ * it refuses ends the sync in that stage, after what the earlier stages did and said. Ours checks
+ * every value before the first cloud call; the stage of the earliest refused value decides which
+ * warnings still come with the failure, as they would from HCCM.
+ */
+export enum HccmStage {
+  /** Parsed before anything else. */
+  NodeSelector = 0,
+  /** Creation: the type is resolved (and warned about) first, then location, algorithm, public net. */
+  Create = 1,
+  /** The balancer's own settings: name, reverse DNS, algorithm, type, network, public interface. */
+  Balancer = 2,
+  /** The services, port by port (a non-TCP port is reported as it is reached). */
+  Services = 3,
+  /** The targets. */
+  Targets = 4,
+  /** The ingress written to the Service. */
+  Ingress = 5,
+}
+
+/** Where HCCM reads each annotation (ours only: where it would matter to HCCM's order). */
+export const HCCM_STAGE: Record<(typeof ANNOTATIONS)[number], HccmStage> = {
+  "node-selector": HccmStage.NodeSelector,
+  "attach-to": HccmStage.NodeSelector,
+  name: HccmStage.Create,
+  location: HccmStage.Create,
+  "network-zone": HccmStage.Create,
+  type: HccmStage.Create,
+  "algorithm-type": HccmStage.Create,
+  "disable-public-network": HccmStage.Create,
+  "adopt-existing": HccmStage.Create,
+  "public-net-ipv4": HccmStage.Create,
+  "public-net-ipv6": HccmStage.Create,
+  "ipv4-rdns": HccmStage.Balancer,
+  "ipv6-rdns": HccmStage.Balancer,
+  "private-ipv4": HccmStage.Balancer,
+  "private-subnet-ip-range": HccmStage.Balancer,
+  "protection-delete": HccmStage.Balancer,
+  protocol: HccmStage.Services,
+  "uses-proxyprotocol": HccmStage.Services,
+  "http-cookie-name": HccmStage.Services,
+  "http-cookie-lifetime": HccmStage.Services,
+  "http-timeout-idle": HccmStage.Services,
+  "certificate-type": HccmStage.Services,
+  "http-certificates": HccmStage.Services,
+  "http-managed-certificate-name": HccmStage.Services,
+  "http-managed-certificate-domains": HccmStage.Services,
+  "http-managed-certificate-acme-staging": HccmStage.Services,
+  "http-redirect-http": HccmStage.Services,
+  "http-sticky-sessions": HccmStage.Services,
+  "health-check-protocol": HccmStage.Services,
+  "health-check-port": HccmStage.Services,
+  "health-check-interval": HccmStage.Services,
+  "health-check-timeout": HccmStage.Services,
+  "health-check-retries": HccmStage.Services,
+  "health-check-http-domain": HccmStage.Services,
+  "health-check-http-path": HccmStage.Services,
+  "health-check-http-validate-certificate": HccmStage.Services,
+  "health-check-http-status-codes": HccmStage.Services,
+  "http-status-codes": HccmStage.Services,
+  "use-private-ip": HccmStage.Targets,
+  hostname: HccmStage.Ingress,
+  "ipv6-disabled": HccmStage.Ingress,
+  "disable-private-ingress": HccmStage.Ingress,
+  ipv4: HccmStage.Ingress,
+  ipv6: HccmStage.Ingress,
+  id: HccmStage.Ingress,
+};
+
+/** The stage of the earliest annotation in `invalid` (undefined: none refused). */
+export function earliestStage(invalid: Iterable<string>): HccmStage | undefined {
+  let earliest: HccmStage | undefined;
+  for (const name of invalid) {
+    const stage = HCCM_STAGE[name as keyof typeof HCCM_STAGE] ?? HccmStage.Services;
+    if (earliest === undefined || stage < earliest) earliest = stage;
+  }
+  return earliest;
+}
+
 /** A DNS name: labels of letters, digits and inner hyphens, at most 253 characters, optional final dot. */
 const HOSTNAME =
   /^(?=.{1,253}\.?$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.?$/;
@@ -261,6 +342,7 @@ export function parseLoadBalancerSpec(
   }
   const protocol = oneOf("protocol", ["tcp", "http", "https"] as const, "tcp")!;
   if (protocol === "https" && certificateType === "managed" && managedDomains.length === 0) {
+    invalid.add("http-managed-certificate-domains");
     errors.push(
       `annotation ${PREFIX}http-managed-certificate-domains is required with certificate-type managed`,
     );
@@ -309,8 +391,8 @@ export function parseLoadBalancerSpec(
     ipv6Rdns: name("ipv6-rdns", HOSTNAME, "hostname for reverse DNS"),
     protectDelete: bool("protection-delete"),
     adoptExisting: bool("adopt-existing") ?? false,
-    // The official CCM compares the text with "true" exactly.
-    acmeStaging: raw("http-managed-certificate-acme-staging") === "true",
+    // The official CCM reads it with Go's ParseBool and takes anything else as false, without an error.
+    acmeStaging: parseGoBool(raw("http-managed-certificate-acme-staging") ?? "") === true,
     typeAnnotated: !!raw("type"),
     publicNetIpv4: int("public-net-ipv4", 1, Number.MAX_SAFE_INTEGER),
     publicNetIpv6: int("public-net-ipv6", 1, Number.MAX_SAFE_INTEGER),
@@ -322,6 +404,7 @@ export function parseLoadBalancerSpec(
   };
   const wholeBalancer = WHOLE_BALANCER.filter((n) => raw(n) !== undefined);
   if (spec.attachTo !== undefined && wholeBalancer.length) {
+    invalid.add("attach-to");
     errors.push(
       `annotation ${PREFIX}attach-to: the balancer belongs to its maker, so ` +
         `${
@@ -331,6 +414,7 @@ export function parseLoadBalancerSpec(
     );
   }
   if ((spec.publicNetIpv4 || spec.publicNetIpv6) && spec.disablePublicNetwork) {
+    invalid.add("public-net-ipv4");
     errors.push(
       `annotation ${PREFIX}public-net-ipv4/-ipv6 needs the public network, but ` +
         `${PREFIX}disable-public-network (or HCLOUD_LOAD_BALANCERS_DISABLE_PUBLIC_NETWORK) disables it`,

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../testing/assert.ts";
-import { parseLoadBalancerSpec, PREFIX } from "./lb_annotations.ts";
+import { earliestStage, HccmStage, parseLoadBalancerSpec, PREFIX } from "./lb_annotations.ts";
 import type { LoadBalancerDefaults } from "./config.ts";
 
 const DEFAULTS: LoadBalancerDefaults = {
@@ -128,4 +128,26 @@ Deno.test("LB annotations: control characters are escaped and long values cut in
     }).errors,
     [],
   );
+});
+
+Deno.test("lb annotations: HCCM's stage of the earliest refused value; acme staging read as Go reads it", () => {
+  assertEquals(earliestStage([]), undefined);
+  assertEquals(earliestStage(["ipv6-disabled", "health-check-retries"]), HccmStage.Services);
+  assertEquals(earliestStage(["health-check-retries", "node-selector"]), HccmStage.NodeSelector);
+  const staging = (v: string) =>
+    parseLoadBalancerSpec(
+      {
+        metadata: { annotations: { "load-balancer.hetzner.cloud/http-managed-certificate-acme-staging": v } },
+      },
+      { enabled: true, disablePrivateIngress: false, usePrivateIp: false, disableIpv6: false },
+    );
+  assertEquals(["true", "True", "1", "t", "yes", "false"].map((v) => staging(v).spec.acmeStaging), [
+    true,
+    true,
+    true,
+    true,
+    false,
+    false,
+  ]);
+  assertEquals(staging("yes").errors, [], "never an error (HCCM ignores a value it cannot read)");
 });

@@ -39,25 +39,27 @@ export interface DesiredService {
 /** A problem worth a Warning event but not a failure. */
 export type LbWarning = ProviderWarning;
 
+/** A warning for each port Hetzner's balancers cannot serve (only TCP). */
+export function unsupportedPorts(service: Service): LbWarning[] {
+  return (service.spec?.ports ?? []).filter((port) => (port.protocol ?? "TCP") !== "TCP").map((port) => ({
+    reason: "UnsupportedProtocolConfigured",
+    message: `port ${
+      port.name ?? port.port
+    }/${port.protocol} is not supported by Hetzner load balancers; only TCP ports are served`,
+  }));
+}
+
 /** The LB services for the Service's TCP ports; other protocols produce a warning. */
 export function desiredServices(
   service: Service,
   spec: LoadBalancerSpec,
   certificateIds: number[],
 ): { services: DesiredService[]; warnings: LbWarning[] } {
-  const warnings: LbWarning[] = [];
+  const warnings: LbWarning[] = unsupportedPorts(service);
   const services: DesiredService[] = [];
   const local = service.spec?.externalTrafficPolicy === "Local" && !!service.spec?.healthCheckNodePort;
   for (const port of service.spec?.ports ?? []) {
-    if ((port.protocol ?? "TCP") !== "TCP") {
-      warnings.push({
-        reason: "UnsupportedProtocolConfigured",
-        message: `port ${
-          port.name ?? port.port
-        }/${port.protocol} is not supported by Hetzner load balancers; only TCP ports are served`,
-      });
-      continue;
-    }
+    if ((port.protocol ?? "TCP") !== "TCP") continue;
     if (!port.nodePort) continue; // allocateLoadBalancerNodePorts=false: nothing to target
     const hc = spec.healthCheck;
     // As the official CCM: with any health-check setting but the protocol, the check speaks the

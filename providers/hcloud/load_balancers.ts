@@ -13,8 +13,20 @@ import { attachWarnings, CloudApiError, TerminalError } from "../errors.ts";
 import type { HcloudClient, Schemas } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import type { LoadBalancerDefaults } from "./config.ts";
-import { defaultLoadBalancerName, type LoadBalancerSpec, parseLoadBalancerSpec } from "./lb_annotations.ts";
-import { desiredServerIds, type DesiredService, desiredServices, ingressOf } from "./lb_desired.ts";
+import {
+  defaultLoadBalancerName,
+  earliestStage,
+  HccmStage,
+  type LoadBalancerSpec,
+  parseLoadBalancerSpec,
+} from "./lb_annotations.ts";
+import {
+  desiredServerIds,
+  type DesiredService,
+  desiredServices,
+  ingressOf,
+  unsupportedPorts,
+} from "./lb_desired.ts";
 import { LbCertificates } from "./lb_certificates.ts";
 import { checkServiceFields } from "./lb_service_fields.ts";
 import { LbLookup } from "./lb_lookup.ts";
@@ -97,24 +109,25 @@ export class HcloudLoadBalancers implements LoadBalancers {
   ): Promise<LoadBalancerResult> {
     return await withSignal(signal, async () => {
       // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
-      // (not for a co-managed balancer, whose type is its maker's). The official CCM parses the
-      // node-selector before anything else: a sync that fails there never reaches the type.
+      // (not for a co-managed balancer, whose type is its maker's). A refused value comes with the
+      // warnings HCCM gives before it reaches that value (see HccmStage): the type is resolved
+      // after the node-selector, non-TCP ports are reported as the services are built.
       const { spec: parsed, invalid } = parseLoadBalancerSpec(service, this.#defaults);
+      if (parsed.usePrivateIp && this.#network.id === undefined) invalid.add("use-private-ip"); // see #spec
+      const stage = earliestStage(invalid) ?? HccmStage.Ingress;
       const unconfigured: ProviderWarning[] =
-        parsed.typeAnnotated || this.#defaults.type || parsed.attachTo || invalid.has("node-selector")
-          ? []
-          : [{
-            reason: "LoadBalancerTypeUnconfigured",
-            message:
-              "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
-              'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
-              '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
-          }];
+        parsed.typeAnnotated || this.#defaults.type || parsed.attachTo || stage < HccmStage.Create ? [] : [{
+          reason: "LoadBalancerTypeUnconfigured",
+          message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
+            'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
+            '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
+        }];
       try {
         const result = await this.#ensure(cluster, service, nodes);
         return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
       } catch (err) {
         attachWarnings(err, unconfigured);
+        if (invalid.size && stage >= HccmStage.Services) attachWarnings(err, unsupportedPorts(service));
         throw err;
       }
     });
