@@ -40,7 +40,11 @@ const services = (c: Case) => [
   ),
 ];
 
-/** The annotations our parser refuses on this Service (with the case's env), by name without prefix. */
+/**
+ * The annotations ours refuses on this Service before any change to the cloud (with the case's env), by
+ * name without prefix: what the parser refuses, `use-private-ip` without a network, a certificate
+ * name the case does not seed.
+ */
 export function refusedAnnotations(c: Case, s: ServiceSpec): Set<string> {
   const env = c.env ?? {};
   const { invalid } = parseLoadBalancerSpec(
@@ -51,6 +55,15 @@ export function refusedAnnotations(c: Case, s: ServiceSpec): Set<string> {
     env.HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP;
   if (usePrivateIp !== undefined && parseGoBool(usePrivateIp) && !env.HCLOUD_NETWORK) {
     invalid.add("use-private-ip");
+  }
+  // An uploaded certificate the seed does not have: refused (and retried) when it is looked up.
+  const seeded = new Set((c.seed.certificates ?? []).map((cert) => cert.name));
+  const named = (s.annotations?.[`${PREFIX}http-certificates`] ?? "").split(",").map((n) => n.trim())
+    .filter(Boolean);
+  const https = s.annotations?.[`${PREFIX}protocol`]?.toLowerCase() === "https";
+  const missing = named.some((n) => !/^\d+$/.test(n) && !seeded.has(n.replace(/^\$\{cert:([^}]+)\}$/, "$1")));
+  if (https && s.annotations?.[`${PREFIX}certificate-type`] !== "managed" && missing) {
+    invalid.add("http-certificates");
   }
   return invalid;
 }

@@ -341,7 +341,8 @@ export function parseLoadBalancerSpec(
     }
   }
   const protocol = oneOf("protocol", ["tcp", "http", "https"] as const, "tcp")!;
-  if (protocol === "https" && certificateType === "managed" && managedDomains.length === 0) {
+  // The official CCM makes the managed certificate whatever the protocol, and needs its domains for it.
+  if (certificateType === "managed" && managedDomains.length === 0) {
     invalid.add("http-managed-certificate-domains");
     errors.push(
       `annotation ${PREFIX}http-managed-certificate-domains is required with certificate-type managed`,

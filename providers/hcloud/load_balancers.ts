@@ -144,7 +144,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (identity) this.#labeler.want(identity, nodes);
     const warnings: ProviderWarning[] = [];
     await checkCatalog(this.#catalog, spec, warnings);
-    const certificates = spec.protocol === "https"
+    // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
+    const certificates = spec.protocol === "https" || spec.certificateType === "managed"
       ? await this.#certificates.resolve(service, spec)
       : { ids: [], warnings: [] };
     warnings.push(...certificates.warnings);
@@ -204,7 +205,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     spec: LoadBalancerSpec,
     nodes: Node[],
   ): Promise<LoadBalancerResult> {
-    const certificates = spec.protocol === "https"
+    // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
+    const certificates = spec.protocol === "https" || spec.certificateType === "managed"
       ? await this.#certificates.resolve(service, spec)
       : { ids: [], warnings: [] };
     const { services, warnings } = desiredServices(service, spec, certificates.ids);
