@@ -157,7 +157,7 @@ class NodeController implements Controller {
         subresource: "status",
       });
     }
-    const synced = syncedLabelsPatch(current, meta.syncedLabels ?? {});
+    const synced = syncedLabelsPatch(current, meta.syncedLabels);
     this.#warnConflicts(node, synced?.conflicts);
     try {
       await this.#ctx.client.patch(NODES, name, "merge", {
@@ -253,7 +253,7 @@ class NodeController implements Controller {
             });
             this.#log.info("updated addresses of node {name}", { name: node.metadata!.name });
           }
-          const synced = syncedLabelsPatch(node, result.value.syncedLabels ?? {});
+          const synced = syncedLabelsPatch(node, result.value.syncedLabels);
           this.#warnConflicts(node, synced?.conflicts);
           if (synced && (Object.keys(synced.labels).length || Object.keys(synced.annotations).length)) {
             await this.#ctx.client.patch(NODES, node.metadata!.name!, "merge", {

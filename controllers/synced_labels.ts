@@ -3,6 +3,10 @@
  * server's own labels): written, updated and removed at every address refresh. The keys written are
  * remembered in an annotation, so a label the CCM did not write is never changed or removed.
  *
+ * The annotation is on the Node, where its kubelet may write it: it is trusted only for keys under
+ * the provider's prefix (labels that belong to the sync), and not at all when the provider syncs
+ * nothing, so a forged record cannot make the CCM remove `node-role` or `node-restriction` labels.
+ *
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
@@ -18,11 +22,20 @@ export interface SyncedLabelsPatch {
   conflicts: string[];
 }
 
-/** What to change so the Node carries `wanted` (and no longer what the CCM wrote before). */
-export function syncedLabelsPatch(node: Node, wanted: Record<string, string>): SyncedLabelsPatch | undefined {
+/**
+ * What to change so the Node carries `synced.labels` (and no longer what the CCM wrote before);
+ * `undefined` when in step or when the provider syncs nothing.
+ */
+export function syncedLabelsPatch(
+  node: Node,
+  synced: { prefix: string; labels: Record<string, string> } | undefined,
+): SyncedLabelsPatch | undefined {
+  if (!synced || !synced.prefix) return undefined;
+  const { prefix } = synced;
+  const wanted = Object.fromEntries(Object.entries(synced.labels).filter(([k]) => k.startsWith(prefix)));
   const labels = node.metadata?.labels ?? {};
   const annotation = node.metadata?.annotations?.[SYNCED_LABELS_ANNOTATION];
-  const written = new Set(annotation ? annotation.split(",") : []);
+  const written = new Set((annotation ? annotation.split(",") : []).filter((k) => k.startsWith(prefix)));
   const patch: Record<string, string | null> = {};
   const conflicts: string[] = [];
   const ours = new Set<string>();

@@ -39,8 +39,10 @@ export interface InstanceMetadata {
   /**
    * Labels kept in step on initialized Nodes at every address refresh (e.g. from the machine's own
    * labels): written, updated, and removed when gone; a label the CCM did not write is never touched.
+   * Every key starts with `prefix` (e.g. `server.hetzner.cloud/`), the only keys the node controller
+   * ever writes or removes for it; absent: no label sync (nothing written or removed).
    */
-  syncedLabels?: Record<string, string>;
+  syncedLabels?: { prefix: string; labels: Record<string, string> };
 }
 
 /** Instances: finding the machine behind a Node. Should check `node.spec.providerID` first. */

@@ -82,11 +82,13 @@ Deno.test({
         assertEquals(ports(), [80, 9000]);
         assertEquals(selectorTargets(), 1);
         untouched();
+        const { seal, ...record } = JSON.parse((await get("a")).metadata!.annotations![CO_MANAGED_STATE]);
         assertEquals(
-          JSON.parse((await get("a")).metadata!.annotations![CO_MANAGED_STATE]),
+          record,
           { id: shared.id, ports: [80], target: true },
           "what it owns is recorded on the Service",
         );
+        assert(typeof seal === "string" && seal.length > 10, "sealed");
       });
 
       await t.step("a port someone else serves is reported, never overwritten", async () => {
@@ -176,6 +178,104 @@ Deno.test({
         untouched();
         assertEquals(lb().targets.length, 1, "only Terraform's target is left");
       });
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "co-managed balancers: a forged record deletes or rewrites nothing (probe N1)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const sim = s.sim;
+    const client = await adminClient(cluster);
+    sim.addServer({ name: "c1", location: "fsn1" });
+    await registerNode(client, "c1");
+    const vm = sim.addServer({ name: "tf-vm", location: "fsn1" });
+    // A balancer made by Terraform, serving 443 to its own VM.
+    const shared = (await s.api("POST", "/load_balancers", {
+      name: "shared-tf",
+      load_balancer_type: "lb11",
+      location: "fsn1",
+      services: [{ protocol: "tcp", listen_port: 443, destination_port: 8443 }],
+      targets: [{ type: "server", server: { id: vm.id } }],
+    })).body.load_balancer;
+    const ccm = await startCcm(cluster, sim, ["--controllers=cloud-node,service"], {
+      HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+    });
+    const get = (name: string) => client.get(SERVICES, name, { namespace: "default" });
+    const served = async (name: string) => ((await get(name)).status?.loadBalancer?.ingress ?? []).length > 0;
+    const balancers = () => [...sim.world.loadBalancers.values()];
+    try {
+      await eventually(async () => !!(await client.get(NODES, "c1")).spec?.providerID, 20_000);
+      await client.create(SERVICES, service("victim", {}, [80]));
+      await eventually(() => served("victim"), 20_000);
+      const victimLb = balancers().find((b) => b.id !== shared.id)!;
+
+      // Hijack: a tenant attached to the shared balancer rewrites its own record to claim 443.
+      await client.create(SERVICES, service("co", { [`${P}attach-to`]: "shared-tf" }, [8080]));
+      await eventually(() => served("co"), 20_000);
+      const co = await get("co");
+      await client.update(SERVICES, {
+        ...co,
+        metadata: {
+          ...co.metadata,
+          annotations: {
+            ...co.metadata!.annotations,
+            [CO_MANAGED_STATE]: JSON.stringify({ id: shared.id, ports: [443], target: true }),
+          },
+        },
+        spec: { ...co.spec, ports: [{ name: "p443", port: 443, protocol: "TCP" }] },
+      });
+      await eventually(
+        async () =>
+          (await eventsOf(client, "co")).some((e) =>
+            e.startsWith("Warning CoManagedPortConflict") && e.includes("port 443")
+          ),
+        20_000,
+      );
+      const port443 = () =>
+        sim.world.loadBalancers.get(shared.id)!.services.find((x) => x.listen_port === 443);
+      assertEquals(port443()?.destination_port, 8443, "the maker's port still goes to the maker's VM");
+
+      // Deletion: a plain Service carrying a record that names the victim's balancer and port.
+      await client.create(SERVICES, {
+        ...service("plain", {}, [9000]),
+        metadata: {
+          name: "plain",
+          namespace: "default",
+          annotations: {
+            [CO_MANAGED_STATE]: JSON.stringify({ id: victimLb.id, ports: [80], target: false }),
+          },
+        },
+      });
+      await eventually(() => served("plain"), 20_000);
+      const plainLb = balancers().find((b) => b.id !== shared.id && b.id !== victimLb.id)!;
+      await client.delete(SERVICES, "plain", { namespace: "default" });
+      await eventually(() => !sim.world.loadBalancers.has(plainLb.id), 20_000);
+      assertEquals(
+        sim.world.loadBalancers.get(victimLb.id)!.services.map((x) => x.listen_port),
+        [80],
+        "the victim's port is still there",
+      );
+      await client.delete(SERVICES, "co", { namespace: "default" });
+      await eventually(async () => {
+        try {
+          await get("co");
+          return false;
+        } catch {
+          return true;
+        }
+      }, 20_000);
+      assertEquals(port443()?.destination_port, 8443, "deleting the forger takes nothing of the maker's");
     } finally {
       await ccm.stop();
       await s.finish();

@@ -65,3 +65,48 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "server labels: a forged synced-labels record never removes labels the CCM did not write (probe N7)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { cluster, s, client, close } = await testEnvironment();
+    const server = s.sim.addServer({ name: "w2", ipv4: "203.0.113.81" });
+    const guarded = {
+      "node-role.kubernetes.io/control-plane": "",
+      "node-restriction.kubernetes.io/isolated": "true",
+    };
+    await registerNode(client, "w2", { labels: guarded });
+    // What a kubelet may write on its own Node: the CCM's record, naming labels the CCM never wrote.
+    await client.patch(NODES, "w2", "merge", {
+      metadata: {
+        annotations: {
+          "node.deno-ccm.io/synced-labels":
+            "kubernetes.io/hostname,node-role.kubernetes.io/control-plane,node-restriction.kubernetes.io/isolated",
+        },
+      },
+    });
+    // The label sync is off (HCLOUD_INSTANCES_SERVER_LABELS unset), as by default.
+    const ccm = await startCcm(cluster, s.sim, [
+      "--controllers=cloud-node",
+      "--node-status-update-frequency=1s",
+    ], {
+      HCLOUD_SERVER_CACHE_MAX_AGE: "1s",
+    });
+    try {
+      await eventually(async () => !!(await client.get(NODES, "w2")).spec?.providerID);
+      // A console rename shows in the Hostname address at the next refresh: the refresh has run.
+      s.sim.control.renameServer(server.id, "w2-renamed");
+      await eventually(async () =>
+        (await client.get(NODES, "w2")).status?.addresses?.some((a) => a.address === "w2-renamed") ?? false
+      );
+      const labels = (await client.get(NODES, "w2")).metadata?.labels ?? {};
+      for (const [key, value] of Object.entries({ ...guarded, "kubernetes.io/hostname": "w2" })) {
+        assertEquals(labels[key], value, `${key} is still there`);
+      }
+    } finally {
+      await close(ccm);
+    }
+  },
+});

@@ -11,6 +11,7 @@ import type { HcloudClient } from "./client.ts";
 import type { ServerCache } from "./server_cache.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import type { RobotServers } from "./robot_servers.ts";
+import type { RecordSeal } from "./record_seal.ts";
 
 /** The configured network, resolved once at initialize. */
 export class ConfiguredNetwork {
@@ -40,6 +41,8 @@ export interface HcloudContext {
   readonly robotEnabled: boolean;
   /** The Robot server list, when Robot is enabled with credentials. */
   readonly robot?: RobotServers;
+  /** Seals the records the CCM keeps on objects tenants can write (absent in tests: records unsealed). */
+  readonly seal?: RecordSeal;
 }
 
 /** Builds the frozen context. */
@@ -50,6 +53,7 @@ export function hcloudContext(parts: {
   network?: ConfiguredNetwork;
   robotEnabled?: boolean;
   robot?: RobotServers;
+  seal?: RecordSeal;
 }): HcloudContext {
   return Object.freeze({
     ...parts,

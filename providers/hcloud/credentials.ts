@@ -51,6 +51,8 @@ export class Credentials {
   readonly #readFile: (path: string) => string;
   readonly #log = logger("hcloud");
   #token: string;
+  /** Every token used by this process, newest first (records sealed with an older one stay valid). */
+  readonly #used: string[] = [];
   #readAt = Date.now();
   #rejected?: { status: number; since: string };
   /** A token from the file that is not used, and why (for `/readyz`). */
@@ -62,6 +64,7 @@ export class Credentials {
 
   constructor(options: CredentialsOptions) {
     this.#token = options.token;
+    this.#used.push(options.token);
     this.#file = options.file;
     this.#recheckMs = options.recheckMs ?? 10_000;
     this.#readFile = options.readFile ?? ((path) => Deno.readTextFileSync(path));
@@ -152,8 +155,14 @@ export class Credentials {
     }
   }
 
+  /** The tokens this process has used, the current one first (keys of the record seal). */
+  tokens(): string[] {
+    return this.#used;
+  }
+
   #use(token: string): void {
     this.#token = token;
+    this.#used.unshift(token);
     this.#refused = undefined;
     this.#log.info("read a new token from {file}", { file: this.#file });
   }

@@ -175,11 +175,14 @@ export class HcloudInstances implements Instances {
         additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
         ...(this.#options.serverLabels
           ? {
-            syncedLabels: nodeLabelsFromServer(
-              server.labels,
-              this.#options.serverLabels,
-              this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
-            ),
+            syncedLabels: {
+              prefix: `${this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX}/`,
+              labels: nodeLabelsFromServer(
+                server.labels,
+                this.#options.serverLabels,
+                this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
+              ),
+            },
           }
           : {}),
       };

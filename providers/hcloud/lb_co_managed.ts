@@ -11,6 +11,13 @@
  * record must outlive a restart so that a port removed from the Service is removed from the
  * balancer too, and deleting the Service takes exactly what it added.
  *
+ * A tenant may write that annotation too, so the record is sealed (record_seal.ts: an HMAC over the
+ * Service's UID and the record, keyed from the cloud token) and a record whose seal does not verify
+ * counts as none. Besides the record, a port whose destination is this Service's own NodePort for it
+ * is taken as the Service's (NodePorts are unique in a cluster), so records from before the seal, or
+ * sealed with a token this process never used, heal at the next sync. A balancer the CCM made for a
+ * Service is never touched on a record's word.
+ *
  * @module
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
@@ -25,8 +32,12 @@ import type { ServerLabeler } from "./server_labeler.ts";
 import { SERVICE_UID_LABEL } from "./lb_labels.ts";
 import type { LbAction } from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
+import { RecordSeal } from "./record_seal.ts";
 
 type LB = Schemas["load_balancer"];
+
+/** The seal's secret when no provider seal is given (tests): known to this process only. */
+const PROCESS_SECRET = crypto.randomUUID();
 
 /** The annotation (written by the CCM) recording what a Service owns on a co-managed balancer. */
 export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";
@@ -41,17 +52,39 @@ export interface CoManagedState {
   target: boolean;
 }
 
-/** The recorded state of `service`, if any (a malformed record counts as none). */
-export function readCoManagedState(service: Service): CoManagedState | undefined {
+/** What the seal covers: the Service it belongs to and the record. */
+function sealed(service: Service, state: CoManagedState): string {
+  return `${service.metadata?.uid ?? ""}|${state.id}|${[...state.ports].sort((a, b) => a - b).join(",")}|` +
+    `${state.target}`;
+}
+
+/** The recorded state of `service`, if any: a malformed record, or one whose seal fails, counts as none. */
+export async function readCoManagedState(
+  service: Service,
+  seal: RecordSeal,
+): Promise<CoManagedState | undefined> {
   const text = service.metadata?.annotations?.[CO_MANAGED_STATE];
   if (!text) return undefined;
+  let state: CoManagedState;
+  let mac: unknown;
   try {
-    const v = JSON.parse(text) as CoManagedState;
+    const v = JSON.parse(text) as CoManagedState & { seal?: unknown };
     if (!Number.isSafeInteger(v.id) || !Array.isArray(v.ports)) return undefined;
-    return { id: v.id, ports: v.ports.filter(Number.isSafeInteger), target: v.target === true };
+    state = { id: v.id, ports: v.ports.filter(Number.isSafeInteger), target: v.target === true };
+    mac = v.seal;
   } catch {
     return undefined;
   }
+  return await seal.verify(sealed(service, state), mac) ? state : undefined;
+}
+
+/** The annotation value recording `state` for `service`, sealed. */
+export async function writeCoManagedState(
+  service: Service,
+  state: CoManagedState,
+  seal: RecordSeal,
+): Promise<string> {
+  return JSON.stringify({ ...state, seal: await seal.seal(sealed(service, state)) });
 }
 
 /**
@@ -66,6 +99,11 @@ export function planCoManaged(
   target: { selector: string; usePrivateIp: boolean; addedByCluster: boolean },
 ): { actions: LbAction[]; conflicts: number[]; state: CoManagedState } {
   const mine = new Set(owned?.id === lb.id ? owned.ports : []);
+  // A port sending to this Service's own NodePort is its own, record or not (NodePorts are unique).
+  for (const want of desired) {
+    const actual = lb.services.find((s) => s.listen_port === want.listen_port);
+    if (actual && actual.destination_port === want.destination_port) mine.add(want.listen_port);
+  }
   const actions: LbAction[] = [];
   const conflicts: number[] = [];
   const ports: number[] = [];
@@ -181,12 +219,15 @@ export class CoManagedBalancers {
   readonly attached = new Map<string, number>();
   /** Every Service of the cluster (set by the controller): who else is attached to a balancer. */
   services: () => Service[] = () => [];
+  readonly #seal: RecordSeal;
 
   constructor(ctx: HcloudContext, labeler: ServerLabeler) {
     this.#client = ctx.client;
     this.#waiter = ctx.actions;
     this.#network = ctx.network;
     this.#labeler = labeler;
+    // Without the provider's seal (tests), a secret of this process: records are never unsealed.
+    this.#seal = ctx.seal ?? new RecordSeal(() => [PROCESS_SECRET]);
   }
 
   /** Serves `desired` for `service` on the balancer its `attach-to` names. */
@@ -216,12 +257,12 @@ export class CoManagedBalancers {
       );
     }
     await this.#labeler.apply();
-    const before = readCoManagedState(service);
+    const before = await readCoManagedState(service, this.#seal);
     if (before && before.id !== lb.id) await this.#release(service, before, selector);
     const plan = planCoManaged(lb, desired, before, {
       selector,
       usePrivateIp: spec.usePrivateIp,
-      addedByCluster: this.#addedByCluster(lb.id),
+      addedByCluster: await this.#addedByCluster(lb.id),
     });
     const warnings = await applyCoManaged(this.#client, this.#waiter, lb, plan.actions, plan.conflicts);
     this.attached.set(service.metadata!.uid!, lb.id);
@@ -229,7 +270,7 @@ export class CoManagedBalancers {
     return {
       ingress: ingressOf(current, spec),
       warnings,
-      annotations: { [CO_MANAGED_STATE]: JSON.stringify(plan.state) },
+      annotations: { [CO_MANAGED_STATE]: await writeCoManagedState(service, plan.state, this.#seal) },
     };
   }
 
@@ -239,7 +280,7 @@ export class CoManagedBalancers {
     clusterId: string | undefined,
   ): Promise<{ annotations: Record<string, null> } | undefined> {
     this.attached.delete(service.metadata!.uid!);
-    const state = readCoManagedState(service);
+    const state = await readCoManagedState(service, this.#seal);
     if (!state) return undefined;
     await this.#release(service, state, clusterId ? this.#labeler.selector(clusterId) : undefined);
     return { annotations: { [CO_MANAGED_STATE]: null } };
@@ -247,25 +288,28 @@ export class CoManagedBalancers {
 
   async #release(service: Service, state: CoManagedState, selector: string | undefined): Promise<void> {
     const lb = await this.#get(state.id);
-    if (!lb) return;
-    const stillServed = this.services().some((s) =>
-      s.metadata?.uid !== service.metadata?.uid && !s.metadata?.deletionTimestamp &&
-      readCoManagedState(s)?.id === state.id
-    );
+    // A balancer the CCM made for a Service is that Service's: never released into on a record's word.
+    if (!lb || lb.labels?.[SERVICE_UID_LABEL]) return;
+    let stillServed = false;
+    for (const s of this.services()) {
+      if (s.metadata?.uid === service.metadata?.uid || s.metadata?.deletionTimestamp) continue;
+      if ((await readCoManagedState(s, this.#seal))?.id === state.id) stillServed = true;
+    }
     const actions = planRelease(lb, state, {
       selector,
-      addedByCluster: this.#addedByCluster(state.id),
+      addedByCluster: await this.#addedByCluster(state.id),
       stillServed,
     });
     for (const action of actions) await executeLbAction(this.#client, this.#waiter, lb.id, action);
   }
 
   /** Whether one of this cluster's Services recorded adding the cluster's target to balancer `id`. */
-  #addedByCluster(id: number): boolean {
-    return this.services().some((s) => {
-      const state = readCoManagedState(s);
-      return state?.id === id && state.target;
-    });
+  async #addedByCluster(id: number): Promise<boolean> {
+    for (const s of this.services()) {
+      const state = await readCoManagedState(s, this.#seal);
+      if (state?.id === id && state.target) return true;
+    }
+    return false;
   }
 
   async #get(id: number): Promise<LB | undefined> {

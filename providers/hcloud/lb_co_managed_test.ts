@@ -1,6 +1,13 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../testing/assert.ts";
-import { CO_MANAGED_STATE, planCoManaged, planRelease, readCoManagedState } from "./lb_co_managed.ts";
+import {
+  CO_MANAGED_STATE,
+  planCoManaged,
+  planRelease,
+  readCoManagedState,
+  writeCoManagedState,
+} from "./lb_co_managed.ts";
+import { RecordSeal } from "./record_seal.ts";
 import { parseLoadBalancerSpec } from "./lb_annotations.ts";
 import type { DesiredService } from "./lb_desired.ts";
 import type { components } from "./api_types.ts";
@@ -17,13 +24,14 @@ function svc(port: number, destination = 30000 + port): DesiredService {
     health_check: { protocol: "tcp", port: destination },
   } as DesiredService;
 }
-function lb(ports: number[], selector = false): LB {
+/** A balancer with `ports`, sending them to `destination` (the maker's, unless given). */
+function lb(ports: number[], selector = false, destination = (p: number) => 20000 + p): LB {
   return {
     id: 5,
     name: "shared",
     services: ports.map((p) => ({
-      ...svc(p),
-      health_check: { ...svc(p).health_check, interval: 15, timeout: 10, retries: 3 },
+      ...svc(p, destination(p)),
+      health_check: { ...svc(p, destination(p)).health_check, interval: 15, timeout: 10, retries: 3 },
     })),
     targets: [
       { type: "server", server: { id: 1 } },
@@ -57,6 +65,10 @@ Deno.test("co-managed plan: own ports added, updated and removed; others reporte
 
   const otherBalancer = planCoManaged(lb([80]), [svc(80)], { id: 99, ports: [80], target: true }, target());
   assertEquals(otherBalancer.conflicts, [80], "ports owned on another balancer are not owned here");
+
+  // No (valid) record, but the port sends to this Service's own NodePort: it is the Service's.
+  const healed = planCoManaged(lb([80], true, (p) => 30000 + p), [svc(80)], undefined, target(true));
+  assertEquals([healed.conflicts, healed.actions, healed.state.ports], [[], [], [80]]);
 });
 
 Deno.test("co-managed release: own ports, and the target only when the cluster added it and nobody needs it", () => {
@@ -69,16 +81,25 @@ Deno.test("co-managed release: own ports, and the target only when the cluster a
   assertEquals(kinds(false, false), ["delete 80"]);
 });
 
-Deno.test("co-managed input: the record is read defensively; whole-balancer annotations are refused by name", () => {
-  const service = (annotations: Record<string, string>): Service => ({
-    metadata: { name: "s", annotations },
+Deno.test("co-managed input: only a sealed record of this Service counts; whole-balancer annotations refused", async () => {
+  const service = (annotations: Record<string, string>, uid = "uid-s"): Service => ({
+    metadata: { name: "s", uid, annotations },
   });
-  assertEquals(readCoManagedState(service({ [CO_MANAGED_STATE]: "{bad" })), undefined);
-  assertEquals(readCoManagedState(service({ [CO_MANAGED_STATE]: '{"id":5,"ports":[80,"x"],"target":1}' })), {
-    id: 5,
-    ports: [80],
-    target: false,
-  });
+  const seal = new RecordSeal(() => ["the-cloud-token"]);
+  assertEquals(await readCoManagedState(service({ [CO_MANAGED_STATE]: "{bad" }), seal), undefined);
+  // What a tenant can write (probe N1): a plausible record without a valid seal is no record.
+  const forged = '{"id":38,"ports":[443],"target":true}';
+  assertEquals(await readCoManagedState(service({ [CO_MANAGED_STATE]: forged }), seal), undefined);
+  const state = { id: 5, ports: [80], target: false };
+  const written = await writeCoManagedState(service({}), state, seal);
+  assertEquals(await readCoManagedState(service({ [CO_MANAGED_STATE]: written }), seal), state);
+  assertEquals(
+    await readCoManagedState(service({ [CO_MANAGED_STATE]: written }, "uid-other"), seal),
+    undefined,
+    "a record copied onto another Service",
+  );
+  const widened = JSON.stringify({ ...JSON.parse(written), ports: [80, 443] });
+  assertEquals(await readCoManagedState(service({ [CO_MANAGED_STATE]: widened }), seal), undefined, "edited");
   const defaults = { enabled: true, disablePrivateIngress: false, usePrivateIp: false, disableIpv6: false };
   const P = "load-balancer.hetzner.cloud/";
   const { errors } = parseLoadBalancerSpec(

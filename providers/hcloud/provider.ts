@@ -6,6 +6,7 @@
  */
 import type { CloudProvider } from "../provider.ts";
 import { Credentials } from "./credentials.ts";
+import { RecordSeal } from "./record_seal.ts";
 import { CloudApiError } from "../errors.ts";
 import { HcloudClient } from "./client.ts";
 import type { HcloudConfig } from "./config.ts";
@@ -91,6 +92,7 @@ export class HcloudProvider implements CloudProvider {
       actions: this.actions,
       robotEnabled: robot.enabled,
       robot: this.robot,
+      seal: new RecordSeal(() => this.#credentials.tokens()),
     });
     this.instances = countOperations(
       new HcloudInstances(this.context, {
