@@ -68,6 +68,35 @@ export function refusedAnnotations(c: Case, s: ServiceSpec): Set<string> {
   return invalid;
 }
 
+/** Non-open source ranges, from the field or (when it is empty) the annotation, as upstream reads them. */
+function restrictedRanges(s: ServiceSpec): boolean {
+  const field = (s.spec?.loadBalancerSourceRanges as string[] | undefined) ?? [];
+  const ranges = field.length
+    ? field
+    : (s.annotations?.["service.beta.kubernetes.io/load-balancer-source-ranges"] ?? "").split(",");
+  return ranges.map((r) => r.trim()).filter(Boolean).some((r) => r !== "0.0.0.0/0" && r !== "::/0");
+}
+
+/** The paths of one Service's balancer, ingress and failure event. */
+function servicePaths(s: ServiceSpec): RegExp {
+  const lb = (s.annotations?.[`${PREFIX}name`] ?? `<default-name:${s.name}>`).replace(
+    /[.*+?^${}()|[\]\\]/g,
+    "\\$&",
+  );
+  return new RegExp(
+    `^(load_balancers\\[${lb}\\]|services\\.${s.name}\\.ingress|warning_events\\[Service\\/${s.name}\\/SyncLoadBalancerFailed\\])$`,
+  );
+}
+
+/** A Service ours makes no balancer for: restricted sources on a public balancer, or nothing to serve. */
+function cannotServe(c: Case, s: ServiceSpec): boolean {
+  const disabled = s.annotations?.[`${PREFIX}disable-public-network`] ??
+    c.env?.HCLOUD_LOAD_BALANCERS_DISABLE_PUBLIC_NETWORK;
+  const publicNet = !(disabled !== undefined && parseGoBool(disabled));
+  const tcp = s.ports.some((p) => (p.protocol ?? "TCP") === "TCP");
+  return (restrictedRanges(s) && publicNet) || !tcp || s.spec?.allocateLoadBalancerNodePorts === false;
+}
+
 /** Annotations HCCM reads as Go durations, where ours also takes bare seconds. */
 const DURATIONS = [
   "http-cookie-lifetime",
@@ -194,6 +223,38 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       }),
     path:
       /^(load_balancers\[[^\]]+\]\.(services\[\d+\]|target_servers|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+  },
+  {
+    id: "unenforceable-fields-named",
+    kind: "intentional",
+    summary: "What a Hetzner balancer cannot do is named in a Warning on the Service: " +
+      "`UnsupportedLoadBalancerSourceRanges`, `UnsupportedLoadBalancerIP`, `NothingToServe` (no TCP port, or " +
+      "`allocateLoadBalancerNodePorts: false`) and `UnknownAnnotation` (a `load-balancer.hetzner.cloud/` name " +
+      "we do not know); HCCM ignores all of them silently.",
+    reason: "A setting that has no effect should not look as if it had one: source ranges that are not " +
+      "enforced are a security surprise, and a mistyped annotation otherwise goes unnoticed.",
+    cases: "cases whose Service sets one of those fields or an unknown annotation",
+    appliesTo: () => true,
+    path:
+      /^warning_events\[Service\/[^/]+\/(UnsupportedLoadBalancerSourceRanges|UnsupportedLoadBalancerIP|NothingToServe|UnknownAnnotation)\]$/,
+    values: (expected, actual) => !expected && actual === true,
+  },
+  {
+    id: "no-balancer-that-cannot-serve",
+    kind: "intentional",
+    summary:
+      "No balancer is created for a Service that restricts its sources (`spec.loadBalancerSourceRanges`, " +
+      "or the `service.beta.kubernetes.io/load-balancer-source-ranges` annotation when the field is empty) on " +
+      "a public balancer, or that leaves it nothing to serve; the Service gets `SyncLoadBalancerFailed` and no " +
+      "ingress. HCCM creates a public balancer open to every source, or one without services.",
+    reason: "A public balancer open to all would silently defeat the ranges the Service asks for, and one " +
+      "that serves nothing is billed for nothing; a private balancer (`disable-public-network`) is created.",
+    cases: "cases whose Service has non-open source ranges on a public balancer, no TCP port, or " +
+      "`allocateLoadBalancerNodePorts: false`",
+    appliesTo: (c) => services(c).some((s) => cannotServe(c, s)),
+    path:
+      /^(load_balancers\[[^\]]+\]|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+    which: (c, d) => services(c).some((s) => cannotServe(c, s) && servicePaths(s).test(d.path)),
   },
   {
     id: "node-init-events",

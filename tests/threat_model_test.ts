@@ -10,7 +10,7 @@ import { KNOWN_ANNOTATIONS, PREFIX } from "../providers/hcloud/lb_annotations.ts
 const REPO = new URL("..", import.meta.url);
 /** Annotation keys outside the Service prefix: our own domains and the ones kubelets and HCCM define. */
 const KEY =
-  /"((?:service|node)\.deno-ccm\.io\/[a-z0-9-]+|instance\.hetzner\.cloud\/[a-z0-9-]+|alpha\.kubernetes\.io\/[a-z0-9-]+)"/g;
+  /"((?:service|node)\.deno-ccm\.io\/[a-z0-9-]+|instance\.hetzner\.cloud\/[a-z0-9-]+|alpha\.kubernetes\.io\/[a-z0-9-]+|service\.beta\.kubernetes\.io\/[a-z0-9-]+)"/g;
 /** Written by the CCM as labels, never read as annotations: not attack surface of this kind. */
 const LABELS_WE_WRITE = new Set([
   "instance.hetzner.cloud/provided-by",

@@ -22,6 +22,8 @@ export interface FieldVerdict {
 }
 
 const OPEN = new Set(["0.0.0.0/0", "::/0"]);
+/** The older form of source ranges, which upstream reads when the field is empty. */
+export const SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges";
 
 /** Checks the Service's fields; `servedPorts` is how many LB services the Service yields. */
 export function checkServiceFields(
@@ -32,11 +34,18 @@ export function checkServiceFields(
   const warnings: ProviderWarning[] = [];
   let refuseCreate: string | undefined;
   const s = service.spec ?? {};
-  const ranges = (s.loadBalancerSourceRanges ?? []).map((r) => r.trim()).filter(Boolean);
+  // As upstream's GetLoadBalancerSourceRanges: the field, else the annotation (comma-separated).
+  const field = (s.loadBalancerSourceRanges ?? []).map((r) => r.trim()).filter(Boolean);
+  const fromAnnotation = field.length === 0;
+  const ranges = fromAnnotation
+    ? (service.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION] ?? "").split(",").map((r) => r.trim())
+      .filter(Boolean)
+    : field;
   if (ranges.length && !ranges.every((r) => OPEN.has(r))) {
-    const shown = ranges.slice(0, 5).join(", ") + (ranges.length > 5 ? `, … (${ranges.length})` : "");
-    const message =
-      `spec.loadBalancerSourceRanges [${shown}] cannot be enforced: Hetzner load balancers have ` +
+    const shown = ranges.slice(0, 5).map((r) => r.slice(0, 64)).join(", ") +
+      (ranges.length > 5 ? `, … (${ranges.length})` : "");
+    const what = fromAnnotation ? `annotation ${SOURCE_RANGES_ANNOTATION}` : "spec.loadBalancerSourceRanges";
+    const message = `${what} [${shown}] cannot be enforced: Hetzner load balancers have ` +
       "no firewall, so every source can connect";
     if (spec.disablePublicNetwork) {
       warnings.push({
