@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Node } from "kubernetes-types/core/v1.d.ts";
+import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
 import {
   hasTaint,
@@ -24,6 +24,7 @@ import { KubeApiError } from "../kube/errors.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { Instances } from "../providers/provider.ts";
 import { syncedLabelsPatch } from "./synced_labels.ts";
+import { sharedAddresses } from "./shared_addresses.ts";
 import { TerminalError, warningsOf } from "../providers/errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
@@ -156,6 +157,7 @@ class NodeController implements Controller {
       current = await this.#ctx.client.patch(NODES, name, "merge", { status: { addresses } }, {
         subresource: "status",
       });
+      this.#warnShared(node, addresses);
     }
     const synced = syncedLabelsPatch(current, meta.syncedLabels);
     this.#warnConflicts(node, synced?.conflicts);
@@ -224,6 +226,21 @@ class NodeController implements Controller {
     );
   }
 
+  /** A Warning for each address (just written to `node`) that another Node has too. */
+  #warnShared(node: Node, addresses: NodeAddress[]): void {
+    const name = node.metadata!.name!;
+    for (const s of sharedAddresses(name, addresses, this.#ctx.informers.for(NODES).list())) {
+      this.#recorder.event(
+        NODES,
+        node,
+        "Warning",
+        "DuplicateNodeAddress",
+        `${s.type} ${s.address} is also an address of ${s.nodes.join(", ")}: traffic and pod routes meant ` +
+          "for one Node can reach the other (an address override copied, or a typo?)",
+      );
+    }
+  }
+
   #warn(node: Node, warnings: { reason: string; message: string }[]): void {
     for (const w of warnings) this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
   }
@@ -252,6 +269,7 @@ class NodeController implements Controller {
               subresource: "status",
             });
             this.#log.info("updated addresses of node {name}", { name: node.metadata!.name });
+            this.#warnShared(node, addresses);
           }
           const synced = syncedLabelsPatch(node, result.value.syncedLabels);
           this.#warnConflicts(node, synced?.conflicts);

@@ -72,10 +72,12 @@ class NodeLifecycleController implements Controller {
 
   /**
    * One pass over every Node; the checks run together so their lookups share one server list. The
-   * deletions are decided together: when the servers of more than `--node-deletion-max-percent` of
-   * the Nodes (and more than one) vanish at once and the cloud does not show the healthy Nodes'
-   * servers either, the cloud is not believed (a token for another project, an API incident) and no
-   * Node is deleted unless an operator confirms it.
+   * deletions are decided together: before any Node is deleted, the cloud must still show the servers
+   * of healthy Nodes; when it does not, it is not believed (a token for another project, an API
+   * incident, an empty answer) and no Node is deleted unless an operator confirms it (security probe
+   * O2: a minority of NotReady Nodes was deleted while the cloud showed no server at all). Without a
+   * Ready Node to ask, a vanished minority is believed, and more than `--node-deletion-max-percent`
+   * of the Nodes (and more than one) is not.
    */
   async monitor(signal?: AbortSignal): Promise<void> {
     const nodes = this.#ctx.informers.for(NODES).list();
@@ -87,7 +89,7 @@ class NodeLifecycleController implements Controller {
     const gone = verdicts.filter((v) => v.gone).map((v) => v.node);
     const max = this.#ctx.flags.nodeDeletionMaxPercent;
     const many = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
-    const implausible = many && !(await this.#cloudShowsHealthyNodes(nodes, signal));
+    const implausible = gone.length > 0 && !(await this.#cloudShowsHealthyNodes(nodes, many, signal));
     if (signal?.aborted) return;
     const held = implausible
       ? gone.filter((n) => n.metadata?.annotations?.[CONFIRM_DELETION] !== "true")
@@ -101,15 +103,17 @@ class NodeLifecycleController implements Controller {
    * believed when it is: Nodes that left one by one while this CCM was down or held back look like a
    * mass vanishing, but a wrong token, another project or an empty answer hides the healthy Nodes'
    * servers too. A few Ready Nodes are asked (one shared server list), at most once a minute while
-   * the answer is no; with no Ready Node there is nothing to corroborate and nothing is believed.
+   * the answer is no; with no Ready Node there is nothing to corroborate: a few vanished Nodes are
+   * believed, `many` are not.
    */
-  async #cloudShowsHealthyNodes(nodes: Node[], signal?: AbortSignal): Promise<boolean> {
+  async #cloudShowsHealthyNodes(nodes: Node[], many: boolean, signal?: AbortSignal): Promise<boolean> {
     const now = Date.now();
     if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
     const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
       .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
       .slice(0, CORROBORATING_NODES);
-    let shown = healthy.length > 0;
+    if (healthy.length === 0) return !many;
+    let shown = true;
     for (const node of healthy) {
       try {
         if (!(await this.#instances.instanceExists(node, signal))) shown = false;
@@ -133,9 +137,9 @@ class NodeLifecycleController implements Controller {
       this.#log.info("node deletions resume: the cloud answers plausibly again");
       return;
     }
-    const why = `the servers of ${gone} of ${total} Nodes vanished at once (more than ` +
-      `${this.#ctx.flags.nodeDeletionMaxPercent}%) and the cloud does not show a Ready Node's server ` +
-      `either: a wrong token or project, or an API incident?`;
+    const why = `the servers of ${gone} of ${total} Nodes are not found and the cloud does not show a ` +
+      "Ready Node's server either (or, with no Ready Node to ask, more than " +
+      `${this.#ctx.flags.nodeDeletionMaxPercent}% vanished at once): a wrong token or project, or an API incident?`;
     this.#ctx.conditions?.set("node-deletion", `${held.length} Node deletion(s) held: ${why}`);
     this.#log.warning("holding {n} node deletion(s): {why}", { n: held.length, why });
     for (const node of held) {

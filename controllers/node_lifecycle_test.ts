@@ -53,8 +53,26 @@ Deno.test("node lifecycle: every Node NotReady and 5 of 5 gone (nothing to corro
   assertEquals((await afterOnePeriod(0)).left, ["n-0", "n-1", "n-2", "n-3", "n-4"]);
 });
 
-Deno.test("node lifecycle: 1 of 5 gone is below the limit → deleted without asking about Ready Nodes", async () => {
+Deno.test("node lifecycle: 1 of 5 gone while the Ready Nodes' machines are shown → deleted", async () => {
   const { left, readyAsked } = await afterOnePeriod(4);
   assertEquals(left, ["n-0", "n-1", "n-2", "n-3"]);
-  assertEquals(readyAsked, [], "Ready Nodes cost no cloud call");
+  assertEquals(readyAsked.length > 0, true, "the Ready Nodes were asked about (one shared list in hcloud)");
+});
+
+Deno.test("node lifecycle: 2 of 5 gone (a minority) while the cloud hides the Ready Nodes' machines → nothing deleted (probe O2)", async () => {
+  assertEquals((await afterOnePeriod(3, { readyMachinesGone: true })).left, [
+    "n-0",
+    "n-1",
+    "n-2",
+    "n-3",
+    "n-4",
+  ]);
+});
+
+Deno.test("node lifecycle: the only Node NotReady and gone (nothing to ask) → deleted", async () => {
+  const fake = new FakeProvider();
+  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=50ms"]);
+  t.apiserver.seed("nodes", node("alone", false));
+  await t.runFor(300);
+  assertEquals(t.apiserver.objects<Node>("nodes").length, 0);
 });

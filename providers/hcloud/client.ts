@@ -14,6 +14,9 @@ import { redact } from "../../lib/log.ts";
 /** Schemas of the API. */
 export type Schemas = components["schemas"];
 
+/** The most pages one list is read to (20 000 items at 50 a page): beyond, the answer is not believed. */
+export const MAX_PAGES = 400;
+
 /** What every openapi-fetch call resolves to. */
 interface FetchResult<T> {
   data?: T;
@@ -106,6 +109,10 @@ export class HcloudClient {
   /**
    * Every item of a paginated list (per_page 50); `key` is the list's field, e.g. `servers`. With
    * `map`, each page is converted as it arrives, so only one raw page is held at a time.
+   *
+   * A list must advance (`next_page` is the next page) and end: at the `last_page` its first page
+   * announced, and at {@link MAX_PAGES} at most, so an answer that never ends cannot spend the
+   * project's hourly budget on one list (security probe N10).
    */
   async listAll<T, R = T>(
     what: string,
@@ -114,6 +121,7 @@ export class HcloudClient {
     map: (item: T) => R = (item) => item as unknown as R,
   ): Promise<R[]> {
     const items: R[] = [];
+    let lastPage = MAX_PAGES;
     for (let page = 1;; page++) {
       const data = await this.call(what, fetchPage(page));
       const list = data[key];
@@ -124,9 +132,28 @@ export class HcloudClient {
         });
       }
       for (const item of list as T[]) items.push(map(item));
-      const next = (data.meta as { pagination?: { next_page?: number | null } } | undefined)?.pagination
-        ?.next_page;
+      const pagination =
+        (data.meta as { pagination?: { next_page?: number | null; last_page?: number | null } } | undefined)
+          ?.pagination;
+      const next = pagination?.next_page;
+      if (page === 1 && Number.isSafeInteger(pagination?.last_page) && pagination!.last_page! > 0) {
+        lastPage = Math.min(lastPage, pagination!.last_page!);
+      }
       if (!next || list.length === 0) return items;
+      if (next !== page + 1) {
+        throw new CloudApiError(`${what}: page ${page} names page ${next} as the next one; stopped`, {
+          status: 200,
+          code: "invalid_response",
+        });
+      }
+      if (next > lastPage) {
+        throw new CloudApiError(
+          `${what}: more pages than ${
+            lastPage === MAX_PAGES ? `the ${MAX_PAGES} this CCM reads` : "announced"
+          }; stopped`,
+          { status: 200, code: "invalid_response" },
+        );
+      }
     }
   }
 }

@@ -222,6 +222,46 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
 
 const HEADER_REFUSED = "the HTTP client refused a request header (its value is withheld)";
 
+/**
+ * The largest answer read (security probe N10: a 100 MB page took the process to 694 MB, beyond the
+ * chart's memory limit). The largest real pages, drift repair's, are about 6 MB.
+ */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** The body as text, refusing one larger than {@link MAX_RESPONSE_BYTES} before holding it whole. */
+async function boundedText(response: Response): Promise<string> {
+  const tooLarge = () =>
+    new CloudApiError(`the API answered with more than ${MAX_RESPONSE_BYTES} bytes; refusing to read it`, {
+      status: response.status,
+      code: "response_too_large",
+    });
+  if (Number(response.headers.get("content-length")) > MAX_RESPONSE_BYTES) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  if (!response.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_RESPONSE_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
 /** A JSON number literal too large to be exact in JavaScript (IDs are int64 in the API). */
 const BIG_NUMBER = /[:[,]\s*(\d{16,})(?=\s*[,\]}])/g;
 
@@ -232,7 +272,7 @@ const BIG_NUMBER = /[:[,]\s*(\d{16,})(?=\s*[,\]}])/g;
 async function exactNumbers(response: Response): Promise<Response> {
   const noBody = response.status === 204 || response.status === 205 || response.status === 304;
   if (noBody || !(response.headers.get("content-type") ?? "").includes("json")) return response;
-  const text = await response.text();
+  const text = await boundedText(response);
   for (const m of text.matchAll(BIG_NUMBER)) {
     if (BigInt(m[1]) > BigInt(Number.MAX_SAFE_INTEGER)) {
       throw new CloudApiError(

@@ -1,0 +1,86 @@
+import { assertEquals, assertMatch, assertRejects } from "../../testing/assert.ts";
+import { HcloudClient, MAX_PAGES } from "./client.ts";
+import { CloudApiError } from "../errors.ts";
+import { MAX_RESPONSE_BYTES } from "./transport.ts";
+
+/** A client whose every list page is answered by `page(n)`; counts the requests. */
+function pagedClient(page: (n: number) => { items: number[]; next: number | null; last?: number | null }) {
+  let requests = 0;
+  const client = new HcloudClient({
+    endpoint: "http://127.0.0.1:1/v1",
+    token: "t",
+    maxRetries: 0,
+    fetch: (req) => {
+      requests++;
+      const n = Number(new URL(req.url).searchParams.get("page"));
+      const { items, next, last } = page(n);
+      const body = {
+        servers: items.map((id) => ({ id })),
+        meta: { pagination: { page: n, next_page: next, last_page: last ?? null } },
+      };
+      return Promise.resolve(Response.json(body));
+    },
+  });
+  const list = () =>
+    client.listAll<{ id: number }, number>(
+      "list servers",
+      "servers",
+      (page) => client.api.GET("/servers", { params: { query: { page, per_page: 1 } } }),
+      (s) => s.id,
+    );
+  return { list, requests: () => requests };
+}
+
+Deno.test("hcloud client: a list must advance and end (probe N10)", async () => {
+  const honest = pagedClient((n) => ({ items: [n], next: n < 3 ? n + 1 : null, last: 3 }));
+  assertEquals(await honest.list(), [1, 2, 3]);
+
+  const endless = pagedClient((n) => ({ items: [n], next: n + 1 }));
+  const err = await assertRejects(endless.list, CloudApiError);
+  assertMatch(err.message, new RegExp(`more pages than the ${MAX_PAGES}`));
+  assertEquals(endless.requests(), MAX_PAGES);
+
+  const beyondAnnounced = pagedClient((n) => ({ items: [n], next: n + 1, last: 5 }));
+  assertMatch(
+    (await assertRejects(beyondAnnounced.list, CloudApiError)).message,
+    /more pages than announced/,
+  );
+  assertEquals(beyondAnnounced.requests(), 5);
+
+  const stuck = pagedClient(() => ({ items: [1], next: 1 }));
+  assertMatch(
+    (await assertRejects(stuck.list, CloudApiError)).message,
+    /page 1 names page 1 as the next one/,
+  );
+  assertEquals(stuck.requests(), 1);
+});
+
+Deno.test("hcloud client: an answer larger than the bound is refused before it is held (probe N10)", async () => {
+  const huge = (declare: boolean) =>
+    new HcloudClient({
+      endpoint: "http://127.0.0.1:1/v1",
+      token: "t",
+      maxRetries: 0,
+      fetch: () => {
+        const chunk = new TextEncoder().encode(" ".repeat(1024 * 1024));
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          pull(c) {
+            if (sent++ > MAX_RESPONSE_BYTES / chunk.byteLength + 1) c.close();
+            else c.enqueue(chunk);
+          },
+        });
+        const headers: Record<string, string> = { "content-type": "application/json" };
+        if (declare) headers["content-length"] = String(MAX_RESPONSE_BYTES + 10);
+        return Promise.resolve(new Response(body, { headers }));
+      },
+    });
+  for (const declare of [true, false]) {
+    const client = huge(declare);
+    const err = await assertRejects(
+      () => client.call("list servers", client.api.GET("/servers", {})),
+      CloudApiError,
+    );
+    assertEquals(err.code, "response_too_large");
+  }
+});
