@@ -8,6 +8,12 @@
  * `--route-reconciliation-period`. A failed run is retried with backoff; a steady state costs one
  * network read per run and no writes.
  *
+ * A route through a machine that has been none of this cluster's Nodes since the CCM started (the
+ * provider says who holds the gateway) is another cluster's, in one network with an overlapping
+ * cluster CIDR: it is never deleted or displaced, and a pod CIDR it blocks gets one `RouteConflict`
+ * Warning and a metric, not a fight of writes (security probe N8). A route through a machine whose
+ * Node left while the CCM was down counts as foreign too: left alone, and named if it blocks.
+ *
  * @module
  */
 import type { Node, NodeCondition } from "kubernetes-types/core/v1.d.ts";
@@ -61,6 +67,14 @@ class RouteController implements Controller {
   readonly #toldUnroutable = new Set<string>();
   /** Nodes the last run skipped because their InternalIP was still coming. */
   #awaitingAddress = new Set<string>();
+  /**
+   * Every machine that has been one of this cluster's Nodes since this process started: a route
+   * through one is ours (stale once its Node is gone); through any other machine, another cluster's.
+   */
+  readonly #ourMachines = new Set<string>();
+  /** Conflicts already reported (`cidr|node UID|machine`). */
+  readonly #toldConflict = new Set<string>();
+  readonly #foreignGauge;
 
   constructor(ctx: ControllerContext, routes: Routes, clusterCidrs: Cidr[]) {
     this.#ctx = ctx;
@@ -75,6 +89,10 @@ class RouteController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(ROUTE_COMPONENT);
+    this.#foreignGauge = ctx.metrics.gauge(
+      "route_foreign_routes",
+      "Routes inside the cluster CIDR through machines that are not Nodes of this cluster (left alone).",
+    );
     ctx.informers.for(NODES).addHandlers({
       onAdd: () => this.#trigger(),
       onDelete: () => this.#trigger(),
@@ -159,11 +177,14 @@ class RouteController implements Controller {
       return gateway !== undefined && gateway === w.gateway;
     };
     const isWanted = (r: Route) => wanted.some((w) => matches(r, w));
+    for (const n of nodes) if (n.spec?.providerID) this.#ourMachines.add(n.spec.providerID);
+    const foreign = (r: Route) => !!r.gatewayProviderID && !this.#ourMachines.has(r.gatewayProviderID);
+    this.#foreignGauge.set({}, existing.filter((r) => this.#responsibleFor(r) && foreign(r)).length);
     const keyOf = (w: Wanted) => `${w.cidr}|${w.node.metadata!.name}`;
     // Delete stale routes we are responsible for: inside the cluster CIDR, not wanted as they are.
     const failures: string[] = [];
     for (const route of existing) {
-      if (!this.#responsibleFor(route) || isWanted(route)) continue;
+      if (!this.#responsibleFor(route) || isWanted(route) || foreign(route)) continue;
       try {
         await this.#routes.deleteRoute(clusterName, route, signal);
         this.#log.info("deleted route {destination} via {gateway}", {
@@ -182,6 +203,11 @@ class RouteController implements Controller {
     for (const w of wanted) {
       const name = w.node.metadata!.name!;
       if (present.has(keyOf(w))) continue;
+      const blocker = existing.find((r) => foreign(r) && canonical(r.destinationCIDR) === w.cidr);
+      if (blocker) {
+        this.#reportConflict(w.node, w.cidr, blocker);
+        continue;
+      }
       // Not initialized yet: its InternalIP is still coming (the Node's update brings another run).
       if (!w.gateway && hasTaint(w.node, UNINITIALIZED_TAINT)) {
         this.#awaitingAddress.add(name);
@@ -225,6 +251,30 @@ class RouteController implements Controller {
     }
     await this.#updateConditions(nodes, wanted, done);
     if (failures.length) throw new Error(`route reconciliation incomplete: ${failures.join("; ")}`);
+  }
+
+  /** One Warning per Node, pod CIDR and blocking machine. */
+  #reportConflict(node: Node, cidr: string, blocker: Route): void {
+    const key = `${cidr}|${node.metadata?.uid}|${blocker.gatewayProviderID}`;
+    if (this.#toldConflict.has(key)) return;
+    this.#toldConflict.add(key);
+    const gateway = blocker.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address;
+    this.#recorder.event(
+      NODES,
+      node,
+      "Warning",
+      "RouteConflict",
+      `Pod CIDR ${cidr} is already routed via ${
+        gateway ?? "another gateway"
+      } (${blocker.gatewayProviderID}), ` +
+        "which is not a Node of this cluster: another cluster's CIDR overlaps? The route is left alone; give " +
+        "the clusters distinct --cluster-cidr ranges or delete that route",
+    );
+    this.#log.warning("pod CIDR {cidr} of node {name} is routed via {machine}, not a Node of this cluster", {
+      cidr,
+      name: node.metadata?.name,
+      machine: blocker.gatewayProviderID,
+    });
   }
 
   /** The route's destination starts or ends inside a cluster CIDR (upstream `isResponsibleForRoute`). */

@@ -74,3 +74,32 @@ Deno.test("route controller (fake provider): stopping cancels the route being cr
   const reasons = t.apiserver.objects<{ reason?: string }>("events").map((e) => e.reason);
   assertEquals(reasons.includes("FailedToCreateRoute"), false, `events: ${reasons.join(", ")}`);
 });
+
+Deno.test("route controller (fake provider): a route through another cluster's machine is never deleted or displaced (probe N8)", async () => {
+  const fake = new FakeProvider();
+  fake.addMachine("a");
+  fake.addMachine("b");
+  // Cluster B, in the same network with the same cluster CIDR: its routes go through its machines.
+  fake.routeTable.set("10.244.5.0/24", {
+    name: "b-1",
+    targetNode: "b-1",
+    destinationCIDR: "10.244.5.0/24",
+    gatewayProviderID: "fake://b-1",
+  });
+  fake.routeTable.set("10.244.1.0/24", {
+    name: "b-2",
+    targetNode: "b-2",
+    destinationCIDR: "10.244.1.0/24",
+    gatewayProviderID: "fake://b-2",
+  });
+  const t = newController(routeController, fake, ARGS);
+  t.apiserver.seed("nodes", node("a", "10.244.0.0/24", "10.0.0.2"));
+  t.apiserver.seed("nodes", node("b", "10.244.1.0/24", "10.0.0.3")); // overlaps B's 10.244.1.0/24
+  await t.runFor(600);
+  const writes = fake.calls.filter((c) => !c.startsWith("list-routes"));
+  assertEquals(writes, ["create-route 10.244.0.0/24"], "no delete, no fight over 10.244.1.0/24");
+  assertEquals(fake.routeTable.get("10.244.1.0/24")?.targetNode, "b-2");
+  const conflicts = t.apiserver.objects<{ reason?: string; involvedObject?: { name?: string } }>("events")
+    .filter((e) => e.reason === "RouteConflict");
+  assertEquals(conflicts.map((e) => e.involvedObject?.name), ["b"], "one Warning, on the blocked Node");
+});

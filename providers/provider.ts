@@ -204,6 +204,12 @@ export interface Route {
   destinationCIDR: string;
   /** The gateway belongs to no known machine. */
   blackhole?: boolean;
+  /**
+   * The provider ID of the machine that holds the gateway address, when the provider knows it: the
+   * route controller never deletes or displaces a route through a machine that is none of the
+   * cluster's Nodes (another cluster's, in one network with an overlapping cluster CIDR).
+   */
+  gatewayProviderID?: string;
 }
 
 /** Pod CIDR routes in the cloud network. */

@@ -154,6 +154,34 @@ Deno.test({
           assert((await reasons(client, "node-4")).includes("IPv6RouteSkipped"));
           assert(!routes().some((r) => r.startsWith("fd00")), "no IPv6 route");
         });
+
+        await t.step(
+          "another cluster's routes in the same network and CIDR: never deleted, never fought over (probe N8)",
+          async () => {
+            const other = sim.addServer({ name: "b-1", private_net: [{ network: "k8s" }] });
+            const otherIp = sim.world.servers.get(other.id)!.private_net[0].ip!;
+            // Once a server list knows b-1 (the address refresh lists every second here), its routes.
+            await new Promise((r) => setTimeout(r, 2_500));
+            network.routes.push({ destination: "10.244.50.0/24", gateway: otherIp }, {
+              destination: "10.244.51.0/24",
+              gateway: otherIp,
+            });
+            const writes = () => sim.count(/^POST \/networks\/\{id\}\/actions\/(add|delete)_route$/);
+            const before = writes();
+            sim.addServer({ name: "node-5", private_net: [{ network: "k8s" }] });
+            await registerNode(client, "node-5", { podCIDRs: ["10.244.51.0/24"] });
+            await eventually(async () => (await reasons(client, "node-5")).includes("RouteConflict"), 20_000);
+            await new Promise((r) => setTimeout(r, 3_000)); // three more runs
+            assert(routes().includes(`10.244.50.0/24 via ${otherIp}`), "the other cluster's route stays");
+            assert(routes().includes(`10.244.51.0/24 via ${otherIp}`), "and is not displaced");
+            assertEquals(writes(), before, "no write at all");
+            assertEquals(
+              (await reasons(client, "node-5")).filter((r) => r === "RouteConflict").length,
+              1,
+              "said once",
+            );
+          },
+        );
       } finally {
         await ccm.stop();
       }

@@ -11,6 +11,7 @@ import { TerminalError } from "../errors.ts";
 import type { HcloudClient } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import type { ConfiguredNetwork, HcloudContext } from "./context.ts";
+import type { ServerCache } from "./server_cache.ts";
 import { type NetworkInfo, toNetworkInfo } from "./shapes.ts";
 import { cidrContains, parseCidr } from "../../lib/cidr.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
@@ -21,12 +22,14 @@ export class HcloudRoutes implements Routes {
   readonly #client: HcloudClient;
   readonly #actions: ActionWaiter;
   readonly #configured: ConfiguredNetwork;
+  readonly #cache: ServerCache;
   #network?: NetworkInfo;
 
   constructor(ctx: HcloudContext) {
     this.#client = ctx.client;
     this.#actions = ctx.actions;
     this.#configured = ctx.network;
+    this.#cache = ctx.cache;
   }
 
   /** Robot Nodes are not in the Cloud network: routes cannot use them as a gateway. */
@@ -45,12 +48,20 @@ export class HcloudRoutes implements Routes {
         this.#client.api.GET("/networks/{id}", { params: { path: { id } } }),
       );
       this.#network = toNetworkInfo(data.network);
-      return this.#network.routes.map((r) => ({
-        name: `${r.gateway}-${r.destination}`,
-        targetNode: "",
-        targetNodeAddresses: [{ type: "InternalIP", address: r.gateway }],
-        destinationCIDR: r.destination,
-      }));
+      // Who holds each gateway, from the last server list (no extra call; unknown until one exists).
+      const servers = this.#cache.peek();
+      return this.#network.routes.map((r) => {
+        const holder = servers?.byIp.get(r.gateway)?.find((s) =>
+          s.privateNets.some((p) => p.network === id && p.ip === r.gateway)
+        );
+        return {
+          name: `${r.gateway}-${r.destination}`,
+          targetNode: "",
+          targetNodeAddresses: [{ type: "InternalIP", address: r.gateway }],
+          destinationCIDR: r.destination,
+          ...(holder ? { gatewayProviderID: `hcloud://${holder.id}` } : {}),
+        };
+      });
     });
   }
 

@@ -86,6 +86,11 @@ export class ServerCache {
     );
   }
 
+  /** The current snapshot, however old (never a cloud call). */
+  peek(): ServerSnapshot | undefined {
+    return this.#snapshot;
+  }
+
   /** A snapshot meeting `freshness`, refreshing only when the current one does not. */
   async get(freshness: Freshness = {}): Promise<ServerSnapshot> {
     const maxAge = freshness.maxAgeMs ?? this.maxAgeMs;
