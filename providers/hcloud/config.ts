@@ -31,6 +31,12 @@ export interface LoadBalancerDefaults {
   healthCheckTimeoutMs?: number;
   healthCheckRetries?: number;
   privateSubnetIpRange?: string;
+  /**
+   * `HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES`: the namespaces whose Services may name cloud
+   * objects made outside the CCM (uploaded certificates, Primary IPs, balancers to adopt or attach to)
+   * without the object's own consent label; `"*"` (the default, the official CCM's behaviour): all.
+   */
+  externalObjectsNamespaces?: "*" | string[];
 }
 
 /** Everything the hcloud provider reads from the environment. */
@@ -201,6 +207,16 @@ export async function readHcloudConfig(
   if (algorithm !== undefined && algorithm !== "round_robin" && algorithm !== "least_connections") {
     errors.push(`${lbPrefix}ALGORITHM_TYPE: "${algorithm}" is not one of round_robin, least_connections`);
   }
+  // Unset means every namespace, as the official CCM; "" means none.
+  const externalRaw = env[`${lbPrefix}EXTERNAL_OBJECTS_NAMESPACES` as EnvVar];
+  const external = externalRaw === undefined || externalRaw.trim() === "*"
+    ? "*" as const
+    : externalRaw.split(",").map((n) => n.trim()).filter(Boolean);
+  for (const n of external === "*" ? [] : external) {
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(n)) {
+      errors.push(`${lbPrefix}EXTERNAL_OBJECTS_NAMESPACES: "${n.slice(0, 64)}" is not a namespace name`);
+    }
+  }
   const subnet = str(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE`);
   if (subnet !== undefined && !parseCidr(subnet)) {
     errors.push(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE: "${subnet}" is not a CIDR range`);
@@ -243,6 +259,7 @@ export async function readHcloudConfig(
       healthCheckTimeoutMs: duration(`${lbPrefix}HEALTH_CHECK_TIMEOUT`),
       healthCheckRetries: int(`${lbPrefix}HEALTH_CHECK_RETRIES`),
       privateSubnetIpRange: subnet,
+      externalObjectsNamespaces: external,
     },
     robot,
   };

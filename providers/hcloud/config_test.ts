@@ -107,3 +107,24 @@ Deno.test("hcloud config: a token with a line break or inner whitespace is an er
   const trimmed = await readHcloudConfig({ HCLOUD_TOKEN: `${token}\n` });
   assertEquals([trimmed.errors, trimmed.config.token], [[], token]);
 });
+
+Deno.test("hcloud config: the namespaces trusted with objects made outside the CCM", async () => {
+  const read = async (v?: string) =>
+    await readHcloudConfig({
+      HCLOUD_TOKEN: "x".repeat(64),
+      ...(v === undefined ? {} : { HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES: v }),
+    });
+  assertEquals(
+    (await read()).config.loadBalancers.externalObjectsNamespaces,
+    "*",
+    "the official CCM's default",
+  );
+  assertEquals((await read("")).config.loadBalancers.externalObjectsNamespaces, []);
+  assertEquals((await read("team-a, ingress")).config.loadBalancers.externalObjectsNamespaces, [
+    "team-a",
+    "ingress",
+  ]);
+  assertEquals((await read("Team_A")).errors, [
+    'HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES: "Team_A" is not a namespace name',
+  ]);
+});

@@ -16,6 +16,7 @@ import type { ActionWaiter } from "./action_waiter.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import type { ProviderWarning } from "../provider.ts";
 import { logger } from "../../lib/log.ts";
+import { ExternalObjectConsent } from "./lb_consent.ts";
 
 const UID_LABEL = "hcloud-ccm/service-uid";
 type Certificate = Schemas["certificate"];
@@ -26,7 +27,11 @@ export class LbCertificates {
   serviceExists: (uid: string) => boolean = () => true;
   readonly #log = logger("hcloud");
 
-  constructor(private readonly client: HcloudClient, private readonly actions: ActionWaiter) {}
+  constructor(
+    private readonly client: HcloudClient,
+    private readonly actions: ActionWaiter,
+    private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
+  ) {}
 
   /** IDs for `spec` and warnings about them; creates the managed certificate when it does not exist yet. */
   async resolve(
@@ -51,9 +56,11 @@ export class LbCertificates {
       );
     }
     const ids: number[] = [];
+    const byId: number[] = [];
     for (const ref of spec.certificates) {
       if (/^\d+$/.test(ref)) {
         ids.push(Number(ref));
+        byId.push(Number(ref));
         continue;
       }
       const found = await this.#byName(ref);
@@ -64,8 +71,10 @@ export class LbCertificates {
             "(retrying until it exists)",
         );
       }
+      this.consent.check(service, found, `certificate "${ref}"`);
       ids.push(found.id);
     }
+    await this.consent.checkCertificateIds(this.client, service, byId);
     return { ids, warnings: [] };
   }
 

@@ -33,6 +33,7 @@ import { SERVICE_UID_LABEL } from "./lb_labels.ts";
 import type { LbAction } from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
 import { RecordSeal } from "./record_seal.ts";
+import { ExternalObjectConsent } from "./lb_consent.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -221,7 +222,11 @@ export class CoManagedBalancers {
   services: () => Service[] = () => [];
   readonly #seal: RecordSeal;
 
-  constructor(ctx: HcloudContext, labeler: ServerLabeler) {
+  constructor(
+    ctx: HcloudContext,
+    labeler: ServerLabeler,
+    private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
+  ) {
     this.#client = ctx.client;
     this.#waiter = ctx.actions;
     this.#network = ctx.network;
@@ -251,6 +256,7 @@ export class CoManagedBalancers {
       throw new Error(`annotation ${PREFIX}attach-to: there is no load balancer "${ref}" in the project`);
     }
     refuseOwned(lb, ref);
+    this.consent.check(service, lb, `load balancer "${ref}" (ID ${lb.id})`);
     if (spec.usePrivateIp && !(lb.private_net ?? []).some((p) => p.network === this.#network.id)) {
       throw new TerminalError(
         `annotation ${PREFIX}use-private-ip: load balancer ${lb.name} is not attached to the cluster's network`,

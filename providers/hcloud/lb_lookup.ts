@@ -12,6 +12,7 @@ import { TerminalError } from "../errors.ts";
 import type { HcloudClient, Schemas } from "./client.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
+import { ExternalObjectConsent } from "./lb_consent.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -20,7 +21,11 @@ export class LbLookup {
   /** Whether a Service UID exists in this cluster; until the controller says, every UID does (safe). */
   serviceExists: (uid: string) => boolean = () => true;
 
-  constructor(private readonly client: HcloudClient, private readonly clusterId: () => string | undefined) {}
+  constructor(
+    private readonly client: HcloudClient,
+    private readonly clusterId: () => string | undefined,
+    private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
+  ) {}
 
   /** The balancer labelled with the Service's UID (more than one is an error to fix by hand). */
   async findByUid(service: Service): Promise<LB | undefined> {
@@ -68,6 +73,7 @@ export class LbLookup {
           'targets, annotate the Service with load-balancer.hetzner.cloud/adopt-existing: "true"',
       );
     }
+    this.consent.check(service, found, `load balancer "${name}" (ID ${found.id})`);
     return found;
   }
 

@@ -45,6 +45,7 @@ import { executeLbAction } from "./lb_actions.ts";
 import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./lb_drift.ts";
 import { CoManagedBalancers } from "./lb_co_managed.ts";
 import type { DriftReport } from "../provider.ts";
+import { ExternalObjectConsent } from "./lb_consent.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -69,6 +70,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   #nodeCount = 0;
   /** Balancers made outside Kubernetes that Services are attached to (`attach-to`). */
   readonly #coManaged: CoManagedBalancers;
+  /** Who may name objects made outside the CCM (lb_consent.ts). */
+  readonly #consent: ExternalObjectConsent;
 
   constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults) {
     this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
@@ -77,11 +80,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#actions = ctx.actions;
     this.#defaults = defaults;
     this.#network = ctx.network;
-    this.#certificates = new LbCertificates(ctx.client, ctx.actions);
+    this.#consent = new ExternalObjectConsent(defaults.externalObjectsNamespaces);
+    this.#certificates = new LbCertificates(ctx.client, ctx.actions, this.#consent);
     this.#catalog = new CatalogCache(ctx.client);
     this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
-    this.#lookup = new LbLookup(ctx.client, () => this.#clusterId);
-    this.#coManaged = new CoManagedBalancers(ctx, this.#labeler);
+    this.#lookup = new LbLookup(ctx.client, () => this.#clusterId, this.#consent);
+    this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#consent);
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
@@ -161,6 +165,14 @@ export class HcloudLoadBalancers implements LoadBalancers {
       const err = new TerminalError(fields.refuseCreate);
       attachWarnings(err, warnings.filter((w) => w.reason !== "NothingToServe"));
       throw err;
+    }
+    // Primary IPs a new balancer would take: the consent to use them is checked before any change.
+    if (!lb) {
+      await this.#consent.checkPrimaryIps(
+        this.#client,
+        service,
+        [spec.publicNetIpv4, spec.publicNetIpv6].filter((id): id is number => id !== undefined),
+      );
     }
     if (identity) await this.#labeler.apply();
     if (lb) warnings.push(...primaryIpWarnings(lb, spec));
