@@ -5,6 +5,12 @@
  * balancers deleted outside the CCM, and repairing balancers changed outside it (drift). Each job is
  * one paginated list at most; one worker runs them one at a time, retried with backoff.
  *
+ * Many balancers missing at once are not believed (security probe N3: a token of another project,
+ * an API answering empty): when more than half of the synced Services' balancers (and more than one)
+ * vanish together, none is recreated; each Service gets one `LoadBalancersMissingHeld` Warning,
+ * `/readyz` says why, and a metric counts them. The hold ends when the cloud shows them again, or for
+ * one Service when it is annotated `service.deno-ccm.io/confirm-recreate: "true"` (its own balancer only).
+ *
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
@@ -20,6 +26,9 @@ import { reconcilePolicy } from "./reconcile_policy.ts";
 
 /** The jobs, each a key of the housekeeping queue. */
 type Job = "orphan-sweep" | "verify" | "drift-repair";
+
+/** An owner's confirmation that a Service's balancer may be recreated while recreations are held. */
+export const CONFIRM_RECREATE = "service.deno-ccm.io/confirm-recreate";
 
 // Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
 // cleanup finds them; the hourly one is a backstop.
@@ -48,6 +57,9 @@ export class LoadBalancerHousekeeping {
   #clusterId?: string;
   /** When the last drift check answered (it answers the verify's question too). */
   #driftCheckedAt = 0;
+  readonly #heldGauge;
+  /** The Services (UIDs) whose recreation is held, as last reported. */
+  #heldKey = "";
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers, recorder: EventRecorder, hooks: HousekeepingHooks) {
     this.#ctx = ctx;
@@ -59,6 +71,11 @@ export class LoadBalancerHousekeeping {
       maxDelayMs: 60_000,
       metrics: ctx.metrics,
     });
+    this.#heldGauge = ctx.metrics.gauge(
+      "service_missing_balancers_held",
+      "Services whose balancer is missing but not recreated, because too many vanished at once.",
+    );
+    this.#heldGauge.set({}, 0);
     this.#orphansDeleted = ctx.metrics.counter(
       "service_orphan_load_balancers_deleted_total",
       "Load balancers of this cluster deleted because their Service no longer exists.",
@@ -139,7 +156,7 @@ export class LoadBalancerHousekeeping {
     const synced = this.#hooks.synced();
     if (synced.length === 0) return;
     const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length, signal);
-    if (owners) this.#recreate(synced.filter((svc) => !owners.has(svc.metadata!.uid!)));
+    if (owners) this.#recreate(synced.filter((svc) => !owners.has(svc.metadata!.uid!)), synced.length);
   }
 
   /** Syncs again every Service whose balancer was changed outside the CCM; recreates missing ones. */
@@ -151,7 +168,7 @@ export class LoadBalancerHousekeeping {
     const wanted = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
     if ([...report.owners].some((uid) => !wanted.has(uid))) await this.#sweep(signal);
     const synced = this.#hooks.synced();
-    this.#recreate(synced.filter((svc) => !report.owners.has(svc.metadata!.uid!)));
+    this.#recreate(synced.filter((svc) => !report.owners.has(svc.metadata!.uid!)), synced.length);
     for (const service of synced) {
       const differences = report.drifted.get(service.metadata!.uid!);
       if (!differences) continue;
@@ -171,8 +188,12 @@ export class LoadBalancerHousekeeping {
     }
   }
 
-  #recreate(missing: Service[]): void {
+  #recreate(missing: Service[], synced: number): void {
+    const many = missing.length > 1 && missing.length * 2 > synced;
+    const held = many ? missing.filter((s) => s.metadata?.annotations?.[CONFIRM_RECREATE] !== "true") : [];
+    this.#reportHeld(held, missing.length, synced);
     for (const service of missing) {
+      if (held.includes(service)) continue;
       this.#log.warning("the load balancer of {service} is gone; recreating it", {
         service: objectKey(service),
       });
@@ -184,6 +205,31 @@ export class LoadBalancerHousekeeping {
         "The load balancer is gone; recreating it",
       );
       this.#hooks.resync(service, true);
+    }
+  }
+
+  /** Reports a change of the held set: an event per Service, a log line, the metric and `/readyz`. */
+  #reportHeld(held: Service[], missing: number, synced: number): void {
+    this.#heldGauge.set({}, held.length);
+    const key = held.map((s) => s.metadata?.uid).sort().join(",");
+    if (key === this.#heldKey) return;
+    this.#heldKey = key;
+    if (held.length === 0) {
+      this.#ctx.conditions?.set("balancer-recreation", undefined);
+      return;
+    }
+    const why = `the balancers of ${missing} of ${synced} Services vanished at once: a wrong token or ` +
+      "project, or an API incident?";
+    this.#ctx.conditions?.set("balancer-recreation", `${held.length} balancer recreation(s) held: ${why}`);
+    this.#log.warning("holding {n} balancer recreation(s): {why}", { n: held.length, why });
+    for (const service of held) {
+      this.#recorder.event(
+        SERVICES,
+        service,
+        "Warning",
+        "LoadBalancersMissingHeld",
+        `Not recreating the load balancer: ${why} Annotate the Service ${CONFIRM_RECREATE}="true" to recreate it anyway`,
+      );
     }
   }
 }

@@ -146,6 +146,29 @@ Deno.test({
           [],
         );
       });
+
+      await t.step(
+        "every balancer gone at once is held, not recreated; a confirmed one is (probe N3)",
+        async () => {
+          for (const name of ["web", "edge"]) sim.control.vanishLoadBalancer((await lbOf(name))!.id);
+          const creates = () => sim.count(/^POST \/load_balancers$/);
+          const before = creates();
+          for (const name of ["web", "edge"]) {
+            await eventually(
+              async () =>
+                (await eventsOf(client, name)).some((e) => e.startsWith("Warning LoadBalancersMissingHeld")),
+              20_000,
+            );
+          }
+          await new Promise((r) => setTimeout(r, 4_500)); // two more drift periods
+          assertEquals(creates(), before, "nothing recreated");
+          await client.patch(SERVICES, "web", "merge", {
+            metadata: { annotations: { "service.deno-ccm.io/confirm-recreate": "true" } },
+          }, { namespace: "default" });
+          await eventually(async () => (await lbOf("web")) !== undefined, 20_000);
+          assertEquals(await lbOf("edge"), undefined, "only the confirmed Service's balancer");
+        },
+      );
     } finally {
       await ccm.stop();
       await s.finish();
