@@ -214,6 +214,7 @@ class ServiceController implements Controller {
         "SyncLoadBalancerFailed",
         `Error syncing load balancer: ${(err as Error).message}`,
       );
+      await this.#forgetLostIngress(cluster, svc, signal);
       throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
     this.#warn(svc, result.warnings);
@@ -225,6 +226,25 @@ class ServiceController implements Controller {
     // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
     if (this.#nodeSets.eligible().set !== set) this.#nodeQueue.add(NODE_SYNC);
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+  }
+
+  /**
+   * After a failed sync: a Service whose balancer is gone (and was not made again) no longer owns its
+   * addresses, which the cloud may give to another balancer, so its ingress is cleared rather than
+   * kept advertising them (security probe O4, N6). Asked only when there is an ingress to clear; an
+   * answer that cannot be had keeps it.
+   */
+  async #forgetLostIngress(cluster: string, svc: Service, signal: AbortSignal): Promise<void> {
+    if (!(svc.status?.loadBalancer?.ingress ?? []).length || !this.#lbs.getLoadBalancer) return;
+    const exists = await this.#lbs.getLoadBalancer(cluster, svc, signal).then(
+      (s) => s !== undefined,
+      () => true,
+    );
+    if (exists || signal.aborted) return;
+    this.#log.warning("the load balancer of {service} is gone and was not made again; clearing its ingress", {
+      service: objectKey(svc),
+    });
+    await this.#patchIngress(svc, []);
   }
 
   /** The Services whose last sync succeeded and that still want a balancer. */

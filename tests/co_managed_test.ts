@@ -276,6 +276,18 @@ Deno.test({
         }
       }, 20_000);
       assertEquals(port443()?.destination_port, 8443, "deleting the forger takes nothing of the maker's");
+
+      // The shared balancer is deleted outside Kubernetes: at the Service's next sync its addresses,
+      // which the cloud may give to another balancer, are no longer advertised (probe O4).
+      await client.create(SERVICES, service("att", { [`${P}attach-to`]: "shared-tf" }, [7000]));
+      await eventually(() => served("att"), 20_000);
+      sim.control.vanishLoadBalancer(shared.id);
+      await client.patch(SERVICES, "att", "merge", {
+        metadata: { annotations: { "example.com/touched": "yes" } },
+      }, {
+        namespace: "default",
+      });
+      await eventually(async () => !(await served("att")), 20_000);
     } finally {
       await ccm.stop();
       await s.finish();

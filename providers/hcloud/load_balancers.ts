@@ -43,7 +43,7 @@ import { parseLabelSelector } from "../../lib/label_selector.ts";
 import { type LbAction, planExposure, planServices, planShape } from "./lb_plan.ts";
 import { executeLbAction } from "./lb_actions.ts";
 import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./lb_drift.ts";
-import { CoManagedBalancers } from "./lb_co_managed.ts";
+import { CoManagedBalancers, findCoManaged } from "./lb_co_managed.ts";
 import type { DriftReport } from "../provider.ts";
 import { ExternalObjectConsent } from "./lb_consent.ts";
 
@@ -98,9 +98,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
     signal?: AbortSignal,
   ): Promise<LoadBalancerStatus | undefined> {
     return await withSignal(signal, async () => {
-      const lb = await this.#lookup.findByUid(service);
-      if (!lb) return undefined;
       const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+      // A co-managed balancer carries no owner label: it is the one attach-to names.
+      const lb = spec.attachTo
+        ? await findCoManaged(this.#client, spec.attachTo)
+        : await this.#lookup.findByUid(service);
+      if (!lb) return undefined;
       return { ingress: ingressOf(lb, spec) };
     });
   }
