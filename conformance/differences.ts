@@ -97,6 +97,29 @@ function cannotServe(c: Case, s: ServiceSpec): boolean {
   return (restrictedRanges(s) && publicNet) || !tcp || s.spec?.allocateLoadBalancerNodePorts === false;
 }
 
+/** Annotations whose values HCCM does not check (or checks less) and ours does. */
+const STRICTER = new Set([
+  "name",
+  "location",
+  "network-zone",
+  "type",
+  "hostname",
+  "ipv4-rdns",
+  "ipv6-rdns",
+  "health-check-http-domain",
+  "http-managed-certificate-domains",
+  "http-cookie-name",
+  "health-check-http-path",
+  "http-status-codes",
+  "health-check-http-status-codes",
+  "health-check-interval",
+  "health-check-timeout",
+  "health-check-retries",
+  "health-check-port",
+  "http-timeout-idle",
+  "private-ipv4",
+]);
+
 /** Annotations HCCM reads as Go durations, where ours also takes bare seconds. */
 const DURATIONS = [
   "http-cookie-lifetime",
@@ -157,6 +180,26 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       services(c).some((s) =>
         refusedAnnotations(c, s).size > 0 &&
         d.path === `load_balancers[${s.annotations?.[`${PREFIX}name`] ?? `<default-name:${s.name}>`}]`
+      ),
+  },
+  {
+    id: "stricter-values",
+    kind: "intentional",
+    summary:
+      "Values HCCM passes to the API unchecked are checked first and refused with a Warning naming the " +
+      "annotation and value: names and DNS names (`name`, `location`, `network-zone`, `type`, `hostname`, " +
+      "`ipv4-rdns`/`ipv6-rdns`, `health-check-http-domain`, managed-certificate domains), the cookie name, the " +
+      "health-check path and status codes, the documented ranges (health-check interval 3–60 s, timeout 1–60 s, " +
+      "retries 0–5, port 1–65535, `http-timeout-idle` 30–300 s) and `private-ipv4`. The Service has no " +
+      "balancer and no ingress, where HCCM's balancer may have been made with the value.",
+    reason: "A value the API or its documentation does not allow fails later and less clearly (a balancer " +
+      "left half made), or works in a way nobody documented; refused early it changes nothing and says why.",
+    cases: "cases whose Service has such a value outside what ours accepts",
+    appliesTo: (c) => services(c).some((s) => [...refusedAnnotations(c, s)].some((a) => STRICTER.has(a))),
+    path: /^(services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+    which: (c, d) =>
+      services(c).some((s) =>
+        [...refusedAnnotations(c, s)].some((a) => STRICTER.has(a)) && servicePaths(s).test(d.path)
       ),
   },
   {
