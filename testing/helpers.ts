@@ -33,3 +33,11 @@ export function quietLogs(): void {
   const level = (Deno.env.get("TEST_LOG_LEVEL") ?? "error") as "debug" | "info" | "warning" | "error";
   setupLogging({ level, format: "text" });
 }
+
+/** A loopback TCP port free right now (for a CCM's status server in a test). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}

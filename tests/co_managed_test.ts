@@ -9,7 +9,7 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { adminClient, registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
 import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { CO_MANAGED_STATE } from "../providers/hcloud/lb_co_managed.ts";
@@ -192,11 +192,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
-    const client = await adminClient(cluster);
+    const { cluster, s, sim, client, close } = await testEnvironment();
     sim.addServer({ name: "c1", location: "fsn1" });
     await registerNode(client, "c1");
     const vm = sim.addServer({ name: "tf-vm", location: "fsn1" });
@@ -289,10 +285,7 @@ Deno.test({
       });
       await eventually(async () => !(await served("att")), 20_000);
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

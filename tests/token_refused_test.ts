@@ -7,7 +7,7 @@
 import { assert, assertEquals } from "../testing/assert.ts";
 import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { eventually } from "../testing/helpers.ts";
+import { eventually, freePort } from "../testing/helpers.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { EVENTS, NODES, SERVICES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
@@ -34,9 +34,7 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     const file = `${dir}/token`;
     await Deno.writeTextFile(file, DEFAULT_SIM_TOKEN + "\n");
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (listener.addr as Deno.NetAddr).port;
-    listener.close();
+    const port = freePort();
     const ccm = await startCcm(cluster, s.sim, [
       "--controllers=cloud-node,service",
       `--secure-port=${port}`,

@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
-import { eventually } from "../testing/helpers.ts";
+import { eventually, freePort } from "../testing/helpers.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { NODES } from "../kube/resources.ts";
 
@@ -20,9 +20,7 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     const file = `${dir}/token`;
     await Deno.writeTextFile(file, DEFAULT_SIM_TOKEN + "\n");
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (listener.addr as Deno.NetAddr).port;
-    listener.close();
+    const port = freePort();
     const ccm = await startCcm(cluster, s.sim, [
       "--controllers=cloud-node,cloud-node-lifecycle",
       "--node-monitor-period=1s",
