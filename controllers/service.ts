@@ -26,6 +26,9 @@ import { reconcilePolicy } from "./reconcile_policy.ts";
 import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 
+/** How long an identical Warning on a Node from balancer syncs is not repeated. */
+const NODE_WARNING_QUIET_MS = 10 * 60_000;
+
 /** The finalizer that guarantees cleanup in the cloud. */
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 /** The component name on events. */
@@ -46,6 +49,8 @@ export function serviceController(ctx: ControllerContext): Controller | { disabl
 }
 
 class ServiceController implements Controller {
+  /** Node Warnings from balancer syncs, by Node, reason and message: when each was last said. */
+  readonly #nodeWarned = new Map<string, number>();
   readonly name = "service-lb-controller";
   readonly #ctx: ControllerContext;
   readonly #lbs: LoadBalancers;
@@ -320,8 +325,16 @@ class ServiceController implements Controller {
   #warn(svc: Service, warnings: ProviderWarning[] | undefined): void {
     for (const w of warnings ?? []) {
       const node = w.node ? this.#ctx.informers.for(NODES).get(w.node) : undefined;
-      if (node) this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
-      else this.#recorder.event(SERVICES, svc, "Warning", w.reason, w.message);
+      if (node) {
+        // A Node's problem is the same for every balancer: said once per quiet period, not once per
+        // balancer sync (security probe N17: six identical Warnings within a second).
+        const key = `${node.metadata?.uid}|${w.reason}|${w.message}`;
+        const now = Date.now();
+        if (now - (this.#nodeWarned.get(key) ?? -Infinity) < NODE_WARNING_QUIET_MS) continue;
+        if (this.#nodeWarned.size > 10_000) this.#nodeWarned.clear();
+        this.#nodeWarned.set(key, now);
+        this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
+      } else this.#recorder.event(SERVICES, svc, "Warning", w.reason, w.message);
     }
   }
 

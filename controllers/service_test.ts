@@ -55,3 +55,20 @@ Deno.test("service controller (fake provider): stopping cancels the provider cal
   const reasons = t.apiserver.objects<{ reason?: string }>("events").map((e) => e.reason);
   assertEquals(reasons.includes("SyncLoadBalancerFailed"), false, `events: ${reasons.join(", ")}`);
 });
+
+Deno.test("service controller (fake provider): a Node's warning from every balancer is said once (probe N17)", async () => {
+  const fake = new FakeProvider();
+  fake.ensureWarnings = [{
+    reason: "ServerNotFound",
+    message: "No server with id 888888 was found in Robot",
+    node: "a",
+  }];
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("nodes", node("a"));
+  for (const name of ["s1", "s2", "s3"]) t.apiserver.seed("services", service(name));
+  await t.runFor(400);
+  assertEquals(fake.calls.filter((c) => c.startsWith("ensure-load-balancer ")).length, 3);
+  const said = t.apiserver.objects<{ reason?: string; involvedObject?: { kind?: string } }>("events")
+    .filter((e) => e.reason === "ServerNotFound");
+  assertEquals(said.map((e) => e.involvedObject?.kind), ["Node"]);
+});

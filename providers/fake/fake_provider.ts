@@ -12,6 +12,7 @@ import type {
   Instances,
   LoadBalancers,
   LoadBalancerStatus,
+  ProviderWarning,
   Route,
   Routes,
 } from "../provider.ts";
@@ -52,6 +53,8 @@ export class FakeProvider implements CloudProvider {
   readonly machines = new Map<string, FakeInstance>();
   /** Balancers by `namespace/name` of their Service. */
   readonly balancers = new Map<string, FakeBalancer>();
+  /** Warnings every ensure reports (e.g. about a Node), for the controller's handling of them. */
+  ensureWarnings: ProviderWarning[] = [];
   /** Routes by destination CIDR. */
   readonly routeTable = new Map<string, Route>();
   /** Every call, in order, e.g. `"ensure-load-balancer default/web"`. */
@@ -98,7 +101,7 @@ export class FakeProvider implements CloudProvider {
         ports: (service.spec?.ports ?? []).map((p) => p.port),
       };
       this.balancers.set(balancer.service, balancer);
-      return structuredClone(balancer.status);
+      return { ...structuredClone(balancer.status), warnings: structuredClone(this.ensureWarnings) };
     },
     updateLoadBalancer: async (_cluster, service, nodes, signal) => {
       await this.#enter("update-load-balancer", serviceKey(service), signal);
