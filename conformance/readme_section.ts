@@ -90,14 +90,29 @@ export function withSection(readme: string, section: string): string {
 
 /**
  * Markdown compared the way `deno fmt` leaves it alone: table cells trimmed and separator rows
- * reduced, so the formatter's column padding is no drift.
+ * reduced, so the formatter's column padding is no drift, and the lines of a paragraph or list item
+ * joined, so where the formatter wraps prose is none either.
  */
 export function normalizeMarkdown(text: string): string {
-  return text.split("\n").map((line) => {
-    if (!line.startsWith("|")) return line.trimEnd();
-    const cells = line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
-    return "|" + cells.map((c) => /^:?-+:?$/.test(c) ? "---" : c).join("|") + "|";
-  }).join("\n");
+  const out: string[] = [];
+  let prose = false; // the previous line was prose that a wrapped line may continue
+  for (const raw of text.split("\n")) {
+    const line = raw.trimEnd();
+    if (line.startsWith("|")) {
+      const cells = line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+      out.push("|" + cells.map((c) => /^:?-+:?$/.test(c) ? "---" : c).join("|") + "|");
+      prose = false;
+    } else if (line === "" || /^(#|<!--|```)/.test(line)) {
+      out.push(line);
+      prose = false;
+    } else if (prose && !/^\s*([-*] |\d+\. )/.test(line)) {
+      out[out.length - 1] += " " + line.trim();
+    } else {
+      out.push(line);
+      prose = true;
+    }
+  }
+  return out.join("\n");
 }
 
 function cell(text: string): string {

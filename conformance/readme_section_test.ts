@@ -27,3 +27,12 @@ Deno.test("readme section: counts per category and cases per listed difference; 
   );
   assertThrows(() => withSection("no markers", section), Error);
 });
+
+Deno.test("readme section: where the formatter wraps a paragraph is no drift; a changed word is", () => {
+  const a =
+    "intro\n\nOne long paragraph that the\nformatter wrapped here.\n\n- item one\n  continued\n- item two\n";
+  const b =
+    "intro\n\nOne long paragraph that the formatter\nwrapped here.\n\n- item one continued\n- item two\n";
+  assertEquals(normalizeMarkdown(a), normalizeMarkdown(b));
+  assert(normalizeMarkdown(a) !== normalizeMarkdown(b.replace("wrapped", "broke")));
+});
