@@ -27,6 +27,8 @@ export const CONFIRM_DELETION = "node.deno-ccm.io/confirm-deletion";
 
 /** How many Ready Nodes are asked whether the cloud still shows them. */
 const CORROBORATING_NODES = 3;
+/** How long a cloud that showed the healthy Nodes' servers is believed without asking again. */
+const CORROBORATION_VALID_MS = 30_000;
 /** How long a cloud that hid the healthy Nodes' servers stays disbelieved before it is asked again. */
 const CORROBORATION_RETRY_MS = 60_000;
 
@@ -49,6 +51,8 @@ class NodeLifecycleController implements Controller {
   #heldKey = "";
   /** When the cloud last failed to show the healthy Nodes' servers (see `#cloudShowsHealthyNodes`). */
   #disbelievedAt: number | undefined;
+  /** When it last showed them: believed for a while, so a burst of departures asks once. */
+  #believedAt: number | undefined;
 
   constructor(ctx: ControllerContext, instances: Instances) {
     this.#ctx = ctx;
@@ -109,6 +113,9 @@ class NodeLifecycleController implements Controller {
   async #cloudShowsHealthyNodes(nodes: Node[], many: boolean, signal?: AbortSignal): Promise<boolean> {
     const now = Date.now();
     if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
+    // Each deletion still rests on a fresh read of its own server; this only asks whether the cloud
+    // as a whole answers plausibly, which a burst of departures need not ask again and again.
+    if (this.#believedAt !== undefined && now - this.#believedAt < CORROBORATION_VALID_MS) return true;
     const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
       .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
       .slice(0, CORROBORATING_NODES);
@@ -123,6 +130,7 @@ class NodeLifecycleController implements Controller {
       if (!shown) break;
     }
     this.#disbelievedAt = shown ? undefined : now;
+    this.#believedAt = shown ? now : undefined;
     return shown;
   }
 
