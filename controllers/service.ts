@@ -19,7 +19,7 @@ import { KubeApiError } from "../kube/errors.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
-import { warningsOf } from "../providers/errors.ts";
+import { leftNoBalancer, warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "./reconcile_policy.ts";
@@ -219,7 +219,7 @@ class ServiceController implements Controller {
         "SyncLoadBalancerFailed",
         `Error syncing load balancer: ${(err as Error).message}`,
       );
-      await this.#forgetLostIngress(cluster, svc, signal);
+      if (leftNoBalancer(err)) await this.#forgetLostIngress(svc);
       throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
     this.#warn(svc, result.warnings);
@@ -234,18 +234,12 @@ class ServiceController implements Controller {
   }
 
   /**
-   * After a failed sync: a Service whose balancer is gone (and was not made again) no longer owns its
-   * addresses, which the cloud may give to another balancer, so its ingress is cleared rather than
-   * kept advertising them (security probe O4, N6). Asked only when there is an ingress to clear; an
-   * answer that cannot be had keeps it.
+   * After a sync that failed leaving the Service without a balancer of its own (the provider says so:
+   * none found and none made, or its name refused): its old addresses, which the cloud may give to
+   * another balancer, are no longer advertised (security probe O4, N6). No cloud call.
    */
-  async #forgetLostIngress(cluster: string, svc: Service, signal: AbortSignal): Promise<void> {
-    if (!(svc.status?.loadBalancer?.ingress ?? []).length || !this.#lbs.getLoadBalancer) return;
-    const exists = await this.#lbs.getLoadBalancer(cluster, svc, signal).then(
-      (s) => s !== undefined,
-      () => true,
-    );
-    if (exists || signal.aborted) return;
+  async #forgetLostIngress(svc: Service): Promise<void> {
+    if (!(svc.status?.loadBalancer?.ingress ?? []).length) return;
     this.#log.warning("the load balancer of {service} is gone and was not made again; clearing its ingress", {
       service: objectKey(svc),
     });

@@ -76,6 +76,21 @@ export function attachWarnings(err: unknown, warnings: { reason: string; message
   attached.set(err, [...attached.get(err) ?? [], ...warnings]);
 }
 
+const withoutBalancer = new WeakSet<Error>();
+
+/**
+ * Marks a failed ensure as one that left the Service without a balancer of its own (none was found,
+ * and none was made): the controller then stops advertising the Service's old addresses.
+ */
+export function markNoBalancer(err: unknown): void {
+  if (err instanceof Error) withoutBalancer.add(err);
+}
+
+/** Whether {@link markNoBalancer} marked `err`. */
+export function leftNoBalancer(err: unknown): boolean {
+  return err instanceof Error && withoutBalancer.has(err);
+}
+
 /** The warnings attached to `err` by {@link attachWarnings}. */
 export function warningsOf(err: unknown): { reason: string; message: string }[] {
   return err instanceof Error ? attached.get(err) ?? [] : [];

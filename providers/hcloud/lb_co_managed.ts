@@ -22,7 +22,7 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, ProviderWarning } from "../provider.ts";
-import { CloudApiError, TerminalError } from "../errors.ts";
+import { CloudApiError, markNoBalancer, TerminalError } from "../errors.ts";
 import type { HcloudClient, Schemas } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import { type LoadBalancerSpec, PREFIX } from "./lb_annotations.ts";
@@ -253,7 +253,11 @@ export class CoManagedBalancers {
     this.#labeler.want(clusterId, nodes);
     const lb = await findCoManaged(this.#client, ref);
     if (!lb) {
-      throw new Error(`annotation ${PREFIX}attach-to: there is no load balancer "${ref}" in the project`);
+      const err = new Error(
+        `annotation ${PREFIX}attach-to: there is no load balancer "${ref}" in the project`,
+      );
+      markNoBalancer(err); // the Service's old addresses are no longer its own
+      throw err;
     }
     refuseOwned(lb, ref);
     this.consent.check(service, lb, `load balancer "${ref}" (ID ${lb.id})`);

@@ -8,11 +8,16 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { TerminalError } from "../errors.ts";
+import { markNoBalancer, TerminalError } from "../errors.ts";
 import type { HcloudClient, Schemas } from "./client.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 import { ExternalObjectConsent } from "./lb_consent.ts";
+
+function noBalancer(err: Error): Error {
+  markNoBalancer(err);
+  return err;
+}
 
 type LB = Schemas["load_balancer"];
 
@@ -53,10 +58,13 @@ export class LbLookup {
     if (!found) return undefined;
     const owner = found.labels?.[SERVICE_UID_LABEL];
     const otherCluster = found.labels?.[CLUSTER_ID_LABEL];
+    // A refusal leaves the Service without a balancer of its own (the controller stops advertising).
     const refuse = (why: string) => {
-      throw new TerminalError(
-        `load balancer "${name}" (ID ${found.id}) exists and ${why}; it is left unchanged. Choose another ` +
-          `name with the annotation load-balancer.hetzner.cloud/name`,
+      throw noBalancer(
+        new TerminalError(
+          `load balancer "${name}" (ID ${found.id}) exists and ${why}; it is left unchanged. Choose another ` +
+            `name with the annotation load-balancer.hetzner.cloud/name`,
+        ),
       );
     };
     const ours = this.clusterId();
@@ -73,7 +81,11 @@ export class LbLookup {
           'targets, annotate the Service with load-balancer.hetzner.cloud/adopt-existing: "true"',
       );
     }
-    this.consent.check(service, found, `load balancer "${name}" (ID ${found.id})`);
+    try {
+      this.consent.check(service, found, `load balancer "${name}" (ID ${found.id})`);
+    } catch (err) {
+      throw noBalancer(err as Error);
+    }
     return found;
   }
 

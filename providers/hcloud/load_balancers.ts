@@ -9,7 +9,7 @@
 import { withSignal } from "../../lib/cancellation.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, LoadBalancers, LoadBalancerStatus, ProviderWarning } from "../provider.ts";
-import { attachWarnings, CloudApiError, TerminalError } from "../errors.ts";
+import { attachWarnings, CloudApiError, markNoBalancer, TerminalError } from "../errors.ts";
 import type { HcloudClient, Schemas } from "./client.ts";
 import type { ActionWaiter } from "./action_waiter.ts";
 import type { LoadBalancerDefaults } from "./config.ts";
@@ -140,7 +140,26 @@ export class HcloudLoadBalancers implements LoadBalancers {
     });
   }
 
+  /**
+   * Syncs; a failure that leaves the Service without a balancer of its own (none found and none
+   * made, or the name refused) is marked so, and the controller stops advertising old addresses.
+   */
   async #ensure(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
+    const state = { lookedUp: false, found: false };
+    try {
+      return await this.#ensureFound(cluster, service, nodes, state);
+    } catch (err) {
+      if (state.lookedUp && !state.found) markNoBalancer(err);
+      throw err;
+    }
+  }
+
+  async #ensureFound(
+    cluster: string,
+    service: Service,
+    nodes: Node[],
+    state: { lookedUp: boolean; found: boolean },
+  ): Promise<LoadBalancerResult> {
     const spec = this.#spec(service);
     if (spec.attachTo) return await this.#ensureCoManaged(service, spec, nodes);
     // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
@@ -161,6 +180,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
     warnings.push(...serviceWarnings, ...targetWarnings, ...robotTargets.warnings);
     let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
+    state.lookedUp = true;
+    state.found = lb !== undefined;
     await checkServiceLimit(this.#catalog, spec, lb, services.length);
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...fields.warnings);
