@@ -235,10 +235,13 @@ async function boundedText(response: Response): Promise<string> {
       status: response.status,
       code: "response_too_large",
     });
-  if (Number(response.headers.get("content-length")) > MAX_RESPONSE_BYTES) {
+  const declared = response.headers.get("content-length");
+  if (declared !== null && Number(declared) > MAX_RESPONSE_BYTES) {
     await response.body?.cancel();
     throw tooLarge();
   }
+  // A declared length within the bound is read as usual (one buffer); only an undeclared one is counted.
+  if (declared !== null && /^\d+$/.test(declared)) return await response.text();
   if (!response.body) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
