@@ -144,6 +144,19 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
     values: (expected, actual) => expected === null && actual === "<cluster-id>",
   },
   {
+    id: "service-identity-labels",
+    kind: "intentional",
+    summary: "Load balancers and managed certificates we create or take over also carry the labels " +
+      "`deno-ccm/service-namespace` and `deno-ccm/service-name` of their Service.",
+    reason: "Once that Service is gone, only a Service of the same namespace and name takes the object " +
+      "over by its name; HCCM lets any Service of any namespace take it (issue 33, probe N6).",
+    cases: "every case with a LoadBalancer Service",
+    appliesTo: (c) => services(c).some((s) => (s.type ?? "LoadBalancer") === "LoadBalancer"),
+    path: /^(load_balancers|certificates)\[[^\]]+\]\.labels\[deno-ccm\/service-(namespace|name)\]$/,
+    values: (expected, actual) =>
+      expected === null && typeof actual === "string" && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(actual),
+  },
+  {
     id: "etp-local-health-check",
     kind: "intentional",
     summary: "`externalTrafficPolicy: Local` without health-check annotations: HTTP `/healthz` on " +

@@ -115,6 +115,17 @@ export class LoadBalancerHousekeeping {
     );
   }
 
+  /**
+   * Looks at every balancer now, with one list (drift repair; without it, the missing-balancer
+   * check): after a change of credentials, what the cloud shows may differ from what was synced.
+   */
+  checkNow(): void {
+    const job: Job = this.#ctx.flags.driftRepairPeriod > 0 && this.#lbs.checkDrift
+      ? "drift-repair"
+      : "verify";
+    this.#queue.add(job);
+  }
+
   /** Sweeps for orphans a little later (a create still in flight from before a crash may land). */
   sweepSoon(): void {
     this.#queue.addAfter("orphan-sweep" satisfies Job, ORPHAN_SWEEP_DELAY_MS);

@@ -117,6 +117,16 @@ class ServiceController implements Controller {
       (uid) => this.#ctx.informers.for(SERVICES).list().some((svc) => svc.metadata?.uid === uid),
       () => this.#ctx.informers.for(SERVICES).list(),
     );
+    // New credentials (or the cloud accepting them again): what failed meanwhile is retried now, and
+    // one look at every balancer finds what else changed; no call per Service that is in step.
+    this.#lbs.onCloudChanged?.(() => {
+      const retried = this.#queue.retryFailedNow();
+      this.#nodeQueue.retryFailedNow();
+      this.#housekeeping.checkNow();
+      this.#log.info("credentials changed: {n} failed Service sync(s) retried now, every balancer checked", {
+        n: retried.length,
+      });
+    });
     const periodic = setInterval(() => this.#nodeQueue.add(NODE_SYNC), NODE_SYNC_PERIOD_MS);
     await this.#housekeeping.learnClusterId();
     this.#nodeQueue.add(NODE_SYNC);
@@ -128,7 +138,7 @@ class ServiceController implements Controller {
     await Promise.all([
       runWorkers(
         this.#queue,
-        (key, cancel) => withPriority("loadbalancer", () => this.#sync(key, cancel)),
+        (key, cancel) => withPriority("service", () => this.#sync(key, cancel)),
         { workers: this.#ctx.flags.concurrentServiceSyncs, policy: reconcilePolicy, signal },
       ),
       runWorkers(

@@ -120,6 +120,20 @@ export class WorkQueue {
     this.#failures.delete(key);
   }
 
+  /**
+   * Queues at once every key waiting out the backoff of a failure (when its likely cause is gone,
+   * say new credentials); returns those keys. Keys given up as terminal are not among them.
+   */
+  retryFailedNow(): string[] {
+    const keys = [...this.#failures.keys()].filter((key) => this.#delayed.has(key));
+    for (const key of keys) {
+      clearTimeout(this.#delayed.get(key)!.timer);
+      this.#delayed.delete(key);
+      this.add(key);
+    }
+    return keys;
+  }
+
   /** How many times `key` has been retried since its last success. */
   retries(key: string): number {
     return this.#failures.get(key) ?? 0;

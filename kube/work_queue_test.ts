@@ -72,3 +72,16 @@ Deno.test("work queue: a terminal error reaches onTerminal once and waits; a can
   queue.shutDown();
   await workers;
 });
+
+Deno.test("work queue: retryFailedNow queues the keys waiting out a failure's backoff, and only those", async () => {
+  const q = new WorkQueue("t", { baseDelayMs: 60_000 });
+  q.addRateLimited("failed"); // waits 60 s
+  q.addAfter("later", 60_000); // a plain delay, no failure
+  assertEquals(q.length, 0);
+  assertEquals(q.retryFailedNow(), ["failed"]);
+  assertEquals(await q.get(), "failed");
+  q.done("failed");
+  assertEquals(q.length, 0, "the plain delay still waits");
+  assertEquals(q.retries("failed"), 1, "its failures still count until it succeeds");
+  q.shutDown();
+});

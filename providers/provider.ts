@@ -190,6 +190,12 @@ export interface LoadBalancers {
    * for a Service that is gone (a recreated Service) can be told from one that belongs to a live one.
    */
   setServiceLookup?(exists: (uid: string) => boolean, all?: () => Service[]): void;
+  /**
+   * Optional: calls `listener` when what the provider sees of the cloud may have changed as a whole
+   * (new credentials in use, or the cloud accepting them again). The controller then retries the
+   * Services waiting out a failure's backoff and checks every balancer with one look (drift repair).
+   */
+  onCloudChanged?(listener: () => void): void;
 }
 
 /** A route of the pod network (upstream `cloudprovider.Route`). */

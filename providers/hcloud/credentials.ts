@@ -61,6 +61,7 @@ export class Credentials {
   #checking?: string;
   /** Set by the provider once it knows what a token of this project must see. */
   verifier?: TokenVerifier;
+  readonly #listeners: (() => void)[] = [];
 
   constructor(options: CredentialsOptions) {
     this.#token = options.token;
@@ -89,6 +90,7 @@ export class Credentials {
       if (this.#rejected && sentWith === this.#token) {
         this.#rejected = undefined;
         this.#log.info("the Hetzner Cloud API accepts the token again");
+        this.#changed();
       }
       return false;
     }
@@ -155,6 +157,24 @@ export class Credentials {
     }
   }
 
+  /**
+   * Calls `listener` whenever the cloud may look different as a whole: a new token is in use, or the
+   * API accepts the token again after rejecting it (work that failed meanwhile is worth doing now).
+   */
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.#log.warning("a listener for token changes failed: {error}", { error: (err as Error).message });
+      }
+    }
+  }
+
   /** The tokens this process has used, the current one first (keys of the record seal). */
   tokens(): string[] {
     return this.#used;
@@ -165,6 +185,7 @@ export class Credentials {
     this.#used.unshift(token);
     this.#refused = undefined;
     this.#log.info("read a new token from {file}", { file: this.#file });
+    this.#changed();
   }
 
   #refuse(token: string, why: string): void {

@@ -13,6 +13,8 @@ Deno.test("credentials: the token file is read again when due and at once after 
     recheckMs: 60_000,
     readFile: () => (reads++, content),
   });
+  let changes = 0;
+  c.onChange(() => changes++);
   assertEquals(c.token(), "old-token");
   assertEquals(reads, 0, "not due yet");
   content = "new-token";
@@ -20,6 +22,7 @@ Deno.test("credentials: the token file is read again when due and at once after 
   assertEquals(c.answered(401, "old-token"), true);
   assertEquals(c.token(), "new-token");
   assertEquals(c.problem(), undefined);
+  assertEquals(changes, 1, "a new token in use is a change");
   // The new token is rejected as well: nothing new to send, the problem is reported.
   assertEquals(c.answered(401, "new-token"), false);
   const problem = c.problem()!;
@@ -28,8 +31,12 @@ Deno.test("credentials: the token file is read again when due and at once after 
   // A success with the current token clears it; one with a stale token does not.
   c.answered(200, "old-token");
   assert(c.problem());
+  assertEquals(changes, 1);
   c.answered(200, "new-token");
   assertEquals(c.problem(), undefined);
+  assertEquals(changes, 2, "the API accepting the token again is a change");
+  c.answered(200, "new-token");
+  assertEquals(changes, 2, "further successes are not");
 });
 
 Deno.test("credentials: HCLOUD_TOKEN (no file) is never re-read; an unreadable file keeps the token", () => {

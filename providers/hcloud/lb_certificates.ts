@@ -17,8 +17,7 @@ import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import type { ProviderWarning } from "../provider.ts";
 import { logger } from "../../lib/log.ts";
 import { ExternalObjectConsent } from "./lb_consent.ts";
-
-const UID_LABEL = "hcloud-ccm/service-uid";
+import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "./lb_labels.ts";
 type Certificate = Schemas["certificate"];
 
 /** Resolves the certificate IDs a Service's HTTPS services use. */
@@ -113,8 +112,8 @@ export class LbCertificates {
     if (own.length) return own[0];
     const name = spec.managedCertificateName ?? `ccm-managed-certificate-${uid}`;
     const existing = await this.#byName(name);
-    if (existing) return await this.#adopt(existing, uid, spec);
-    const labels: Record<string, string> = { [UID_LABEL]: uid };
+    if (existing) return await this.#adopt(existing, service, spec);
+    const labels: Record<string, string> = { [UID_LABEL]: uid, ...identityLabels(service) };
     if (spec.acmeStaging) labels["HC-Use-Staging-CA"] = "true";
     const created = await this.client.call(
       "create certificate",
@@ -131,8 +130,13 @@ export class LbCertificates {
     return (await this.#byUid(uid))[0] ?? created.certificate;
   }
 
-  /** Takes over a same-named managed certificate whose Service is gone, if it is for the same domains. */
-  async #adopt(existing: Certificate, uid: string, spec: LoadBalancerSpec): Promise<Certificate> {
+  /**
+   * Takes over a same-named managed certificate whose Service is gone, if it is for the same domains
+   * and was made for this Service's namespace and name (when its labels say); one made outside
+   * Kubernetes needs the namespace's consent (lb_consent.ts).
+   */
+  async #adopt(existing: Certificate, service: Service, spec: LoadBalancerSpec): Promise<Certificate> {
+    const uid = service.metadata!.uid!;
     const annotation = "load-balancer.hetzner.cloud/http-managed-certificate-name";
     const owner = existing.labels?.[UID_LABEL];
     const sameDomains = [...existing.domain_names].sort().join(",") ===
@@ -148,11 +152,19 @@ export class LbCertificates {
         `${annotation}: certificate "${existing.name}" belongs to another Service (UID ${owner}); choose another name`,
       );
     }
+    const other = madeForAnother(existing.labels, service);
+    if (owner && other) {
+      throw new TerminalError(
+        `${annotation}: certificate "${existing.name}" was made for Service ${other}, which is gone; only a ` +
+          "Service of that name takes it over. Choose another name",
+      );
+    }
+    if (!owner) this.consent.check(service, existing, `certificate "${existing.name}"`);
     const updated = await this.client.call(
       "label certificate",
       this.client.api.PUT("/certificates/{id}", {
         params: { path: { id: existing.id } },
-        body: { labels: { ...existing.labels, [UID_LABEL]: uid } },
+        body: { labels: { ...existing.labels, [UID_LABEL]: uid, ...identityLabels(service) } },
       }),
     );
     this.#log.info("took over managed certificate {name} left by a deleted Service", { name: existing.name });

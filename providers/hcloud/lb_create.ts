@@ -23,6 +23,8 @@ export interface CreateRequest {
   serviceUid: string;
   /** This cluster's identity, when known (the cluster label). */
   clusterId?: string;
+  /** The Service's identity labels (see lb_labels.ts). */
+  identity?: Record<string, string>;
   spec: LoadBalancerSpec;
   services: DesiredService[];
   /** Server targets, when there is no label selector. */
@@ -53,6 +55,7 @@ export async function createLoadBalancer(
     labels: {
       [SERVICE_UID_LABEL]: request.serviceUid,
       ...(request.clusterId ? { [CLUSTER_ID_LABEL]: request.clusterId } : {}),
+      ...request.identity,
     } as Record<string, string>,
     ...(spec.location ? { location: spec.location } : { network_zone: spec.networkZone }),
     ...(spec.algorithm ? { algorithm: { type: spec.algorithm } } : {}),

@@ -47,20 +47,24 @@ export function targetRef(target: Target): TargetRef {
 export interface Ownership {
   serviceUid: string;
   clusterId?: string;
+  /** The Service's identity labels (lb_labels.ts); drift repair, which lacks them, keeps what is there. */
+  identity?: Record<string, string>;
 }
 
 /** Owner labels and name, reverse DNS, algorithm and type: what runs before the network step. */
 export function planShape(lb: LB, spec: LoadBalancerSpec, owner: Ownership): LbAction[] {
   const actions: LbAction[] = [];
   const name = spec.name && spec.name !== lb.name ? spec.name : undefined;
-  const clusterLabel: Record<string, string> =
-    owner.clusterId && lb.labels?.[CLUSTER_ID_LABEL] !== owner.clusterId
-      ? { [CLUSTER_ID_LABEL]: owner.clusterId }
-      : {};
-  if (lb.labels?.[SERVICE_UID_LABEL] !== owner.serviceUid || name || Object.keys(clusterLabel).length) {
+  const wanted: Record<string, string> = {
+    [SERVICE_UID_LABEL]: owner.serviceUid,
+    ...(owner.clusterId ? { [CLUSTER_ID_LABEL]: owner.clusterId } : {}),
+    ...owner.identity,
+  };
+  const missing = Object.entries(wanted).some(([key, value]) => lb.labels?.[key] !== value);
+  if (missing || name) {
     actions.push({
       kind: "update",
-      labels: { ...lb.labels, [SERVICE_UID_LABEL]: owner.serviceUid, ...clusterLabel },
+      labels: { ...lb.labels, ...wanted },
       ...(name ? { name } : {}),
     });
   }

@@ -46,6 +46,7 @@ import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, own
 import { CoManagedBalancers, findCoManaged } from "./lb_co_managed.ts";
 import type { DriftReport } from "../provider.ts";
 import { ExternalObjectConsent } from "./lb_consent.ts";
+import { identityLabels } from "./lb_labels.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -72,8 +73,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #coManaged: CoManagedBalancers;
   /** Who may name objects made outside the CCM (lb_consent.ts). */
   readonly #consent: ExternalObjectConsent;
+  readonly #onCredentialsChanged?: (listener: () => void) => void;
 
   constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults) {
+    this.#onCredentialsChanged = ctx.onCredentialsChanged;
     this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
     this.#labeler = new ServerLabeler(ctx.client, ctx.cache);
     this.#client = ctx.client;
@@ -205,6 +208,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
         name: this.getLoadBalancerName(cluster, service),
         serviceUid: service.metadata!.uid!,
         clusterId: this.#clusterId,
+        identity: identityLabels(service),
         spec,
         services,
         serverIds: ids,
@@ -412,15 +416,26 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return spec;
   }
 
+  onCloudChanged(listener: () => void): void {
+    this.#onCredentialsChanged?.(listener);
+  }
+
   setServiceLookup(exists: (uid: string) => boolean, all?: () => Service[]): void {
     this.#lookup.serviceExists = exists;
     this.#certificates.serviceExists = exists;
-    if (all) this.#coManaged.services = all;
+    if (all) {
+      this.#coManaged.services = all;
+      this.#lookup.services = all;
+    }
   }
 
   /** Attributes by plan (lb_plan.ts) and execution (lb_actions.ts), the network step between. */
   async #reconcileAttributes(lb: LB, service: Service, spec: LoadBalancerSpec): Promise<boolean> {
-    const owner = { serviceUid: service.metadata!.uid!, clusterId: this.#clusterId };
+    const owner = {
+      serviceUid: service.metadata!.uid!,
+      clusterId: this.#clusterId,
+      identity: identityLabels(service),
+    };
     const run = async (actions: LbAction[]) => {
       for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
       return actions.length > 0;

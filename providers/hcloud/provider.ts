@@ -93,6 +93,7 @@ export class HcloudProvider implements CloudProvider {
       robotEnabled: robot.enabled,
       robot: this.robot,
       seal: new RecordSeal(() => this.#credentials.tokens()),
+      onCredentialsChanged: (listener) => this.#credentials.onChange(listener),
     });
     this.instances = countOperations(
       new HcloudInstances(this.context, {

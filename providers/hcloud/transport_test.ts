@@ -2,6 +2,7 @@ import { assertEquals, assertRejects } from "../../testing/assert.ts";
 import { createTransport } from "./transport.ts";
 import { CloudApiError } from "../errors.ts";
 import { withSignal } from "../../lib/cancellation.ts";
+import { withPriority } from "../../lib/priority.ts";
 
 const answering = (body: string) =>
   createTransport({
@@ -106,4 +107,33 @@ Deno.test("hcloud transport: an HTTP client error that quotes a header never rea
   const err = await assertRejects(() => t.send(new Request("http://127.0.0.1:1/v1/servers")), TypeError);
   assertEquals(err.message.includes(token), false, err.message);
   assertEquals(err.message, "the HTTP client refused a request header (its value is withheld)");
+});
+
+Deno.test("hcloud transport: with a fifth of the budget left, Service syncs wait while repairs and routes go (probe N14)", async () => {
+  const sent: string[] = [];
+  const transport = createTransport({
+    token: "t",
+    fetch: (r) => {
+      sent.push(new URL(r.url).pathname);
+      return Promise.resolve(
+        new Response("{}", {
+          headers: {
+            "content-type": "application/json",
+            "ratelimit-limit": "3600",
+            "ratelimit-remaining": "720",
+          },
+        }),
+      );
+    },
+  });
+  const get = (path: string) => transport.send(new Request(`http://127.0.0.1:1/v1/${path}`));
+  await get("first"); // learns the bucket: 720 of 3600 left
+  const tenant = new AbortController();
+  const held = withSignal(tenant.signal, () => withPriority("service", () => get("load_balancers")));
+  await withPriority("loadbalancer", () => get("targets"));
+  await withPriority("route", () => get("routes"));
+  await withPriority("refresh", () => get("servers"));
+  tenant.abort();
+  await assertRejects(() => held, Error);
+  assertEquals(sent, ["/v1/first", "/v1/targets", "/v1/routes", "/v1/servers"]);
 });
