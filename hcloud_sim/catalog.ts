@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { components } from "../providers/hcloud/api_types.ts";
+import type { components } from "../hcloud_api/mod.ts";
 
 type S = components["schemas"];
 

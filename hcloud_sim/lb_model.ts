@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { components } from "../providers/hcloud/api_types.ts";
+import type { components } from "../hcloud_api/mod.ts";
 import { type BodyReader, faults } from "./http_kit.ts";
 import { parseLabelSelector } from "../lib/label_selector.ts";
 import type { LoadBalancer, World } from "./world.ts";

@@ -9,7 +9,7 @@ import { BodyReader, faults } from "./http_kit.ts";
 import { validLabels } from "../lib/label_selector.ts";
 import { LOAD_BALANCER_TYPES, LOCATIONS, SERVER_TYPES } from "./catalog.ts";
 import { byId, listResponse, route, type SimRoute } from "./router.ts";
-import type { components } from "../providers/hcloud/api_types.ts";
+import type { components } from "../hcloud_api/mod.ts";
 import type { SshKey, World } from "./world.ts";
 
 type S = components["schemas"];

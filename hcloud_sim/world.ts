@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { components } from "../providers/hcloud/api_types.ts";
+import type { components } from "../hcloud_api/mod.ts";
 import { datacenterOf, LOCATIONS, SERVER_TYPES } from "./catalog.ts";
 import { ApiFault, faults } from "./http_kit.ts";
 import { cidrContains, formatIp, lastAddress, parseCidr, parseIp } from "../lib/cidr.ts";

@@ -16,11 +16,11 @@ Deno.test("the OpenAPI spec copy matches its source note and the generated types
   const actual = await sha256(new URL("openapi.json", DIR));
   const note = await Deno.readTextFile(new URL("SOURCE.md", DIR));
   assertMatch(note, new RegExp(`sha256: \`${actual}\``));
-  const header = (await Deno.readTextFile(new URL("../providers/hcloud/api_types.ts", import.meta.url)))
+  const header = (await Deno.readTextFile(new URL("api_types.ts", DIR)))
     .split("\n").slice(0, 8).join("\n");
   assertEquals(
     header.match(/sha256 ([0-9a-f]{64})/)?.[1],
     actual,
-    "regenerate with hack/gen_hcloud_types.ts",
+    "regenerate with hcloud_api/gen.ts",
   );
 });

@@ -6,11 +6,11 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals, assertMatch, assertRejects } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { HcloudClient } from "../providers/hcloud/client.ts";
-import { ActionWaiter } from "../providers/hcloud/action_waiter.ts";
+import { HcloudClient } from "../hcloud_api/mod.ts";
+import { ActionWaiter } from "../hcloud_api/mod.ts";
 import { ServerCache } from "../providers/hcloud/server_cache.ts";
 import { HcloudInstances } from "../providers/hcloud/instances.ts";
-import { toServerInfo } from "../providers/hcloud/shapes.ts";
+import { toServerInfo } from "../hcloud_api/mod.ts";
 import { HcloudProvider } from "../providers/hcloud/provider.ts";
 import { readHcloudConfig } from "../providers/hcloud/config.ts";
 import { CloudApiError, TerminalError } from "../providers/errors.ts";

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { HcloudClient } from "./client.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
 import { CloudApiError } from "../errors.ts";
 
 /** The logs read. */

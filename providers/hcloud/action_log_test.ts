@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertRejects } from "../../testing/assert.ts";
-import { HcloudClient } from "./client.ts";
+import { HcloudClient } from "../../hcloud_api/mod.ts";
 import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";
 import { CloudApiError } from "../errors.ts";
 

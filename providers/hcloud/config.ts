@@ -10,7 +10,7 @@ import { parseCidr } from "../../lib/cidr.ts";
 import type { EnvVar } from "../../config/env.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./server_labels.ts";
 import { readRobotConfig, type RobotConfig } from "./robot_config.ts";
-import { tokenFormatProblem } from "./credentials.ts";
+import { tokenFormatProblem } from "../../hcloud_api/mod.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
 export type AddressFamily = "ipv4" | "ipv6" | "dualstack";

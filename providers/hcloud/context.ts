@@ -7,9 +7,9 @@
  *
  * @module
  */
-import type { HcloudClient } from "./client.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
 import type { ServerCache } from "./server_cache.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import type { RobotServers } from "./robot_servers.ts";
 import type { RecordSeal } from "./record_seal.ts";
 

@@ -1,8 +1,8 @@
 import { assertEquals, assertThrows } from "../../testing/assert.ts";
 import { ConfiguredNetwork, hcloudContext } from "./context.ts";
-import type { HcloudClient } from "./client.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
 import type { ServerCache } from "./server_cache.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 
 Deno.test("hcloud context: frozen; the network is resolved once and read where it is used", () => {
   const ctx = hcloudContext({

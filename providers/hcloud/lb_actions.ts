@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { HcloudClient, Schemas } from "./client.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { HcloudClient, Schemas } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import type { LbAction } from "./lb_plan.ts";
 
 /** Executes `action` on balancer `id`. */

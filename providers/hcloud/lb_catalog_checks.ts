@@ -6,7 +6,7 @@
  */
 import type { ProviderWarning } from "../provider.ts";
 import { TerminalError } from "../errors.ts";
-import type { Schemas } from "./client.ts";
+import type { Schemas } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import type { CatalogCache } from "./catalog_cache.ts";
 

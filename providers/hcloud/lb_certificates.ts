@@ -11,8 +11,8 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { CloudApiError, TerminalError } from "../errors.ts";
-import type { HcloudClient, Schemas } from "./client.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { HcloudClient, Schemas } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import type { ProviderWarning } from "../provider.ts";
 import { logger } from "../../lib/log.ts";

@@ -23,8 +23,8 @@
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, ProviderWarning } from "../provider.ts";
 import { CloudApiError, markNoBalancer, TerminalError } from "../errors.ts";
-import type { HcloudClient, Schemas } from "./client.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { HcloudClient, Schemas } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import { type LoadBalancerSpec, PREFIX } from "./lb_annotations.ts";
 import { type DesiredService, ingressOf, serviceDiffers } from "./lb_desired.ts";
 import type { ConfiguredNetwork, HcloudContext } from "./context.ts";

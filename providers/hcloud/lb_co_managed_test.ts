@@ -10,7 +10,7 @@ import {
 import { RecordSeal } from "./record_seal.ts";
 import { parseLoadBalancerSpec } from "./lb_annotations.ts";
 import type { DesiredService } from "./lb_desired.ts";
-import type { components } from "./api_types.ts";
+import type { components } from "../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const SEL = "deno-ccm/lb-target=c1";

@@ -13,7 +13,7 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { TerminalError } from "../errors.ts";
-import type { HcloudClient } from "./client.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
 
 /** The label an object's owner sets in the cloud to let one namespace's Services use it. */
 export const CONSENT_LABEL = "deno-ccm/namespace";

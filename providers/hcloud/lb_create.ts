@@ -5,8 +5,8 @@
  * @module
  */
 import { TerminalError } from "../errors.ts";
-import type { HcloudClient, Schemas } from "./client.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { HcloudClient, Schemas } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import type { DesiredService } from "./lb_desired.ts";
 import { primaryIpsBody } from "./lb_primary_ips.ts";

@@ -7,7 +7,7 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerIngress, ProviderWarning } from "../provider.ts";
-import type { Schemas } from "./client.ts";
+import type { Schemas } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { parseProviderId } from "./provider_id.ts";
 import { parseLabelSelector } from "../../lib/label_selector.ts";

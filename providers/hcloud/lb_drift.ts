@@ -8,8 +8,8 @@
  *
  * @module
  */
-import type { components } from "./api_types.ts";
-import type { HcloudClient } from "./client.ts";
+import type { components } from "../../hcloud_api/mod.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import type { DesiredService } from "./lb_desired.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";

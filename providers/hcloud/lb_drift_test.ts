@@ -3,7 +3,7 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { driftOf, driftPageSize, type DriftRecord } from "./lb_drift.ts";
 import { parseLoadBalancerSpec } from "./lb_annotations.ts";
 import type { DesiredService } from "./lb_desired.ts";
-import type { components } from "./api_types.ts";
+import type { components } from "../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const OWNED = { "hcloud-ccm/service-uid": "uid-1", "deno-ccm/cluster-id": "c1" };

@@ -7,8 +7,8 @@
  * @module
  */
 import { CloudApiError } from "../errors.ts";
-import type { HcloudClient } from "./client.ts";
-import type { components } from "./api_types.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
+import type { components } from "../../hcloud_api/mod.ts";
 
 type Schemas = components["schemas"];
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";

@@ -16,7 +16,7 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { markNoBalancer, TerminalError } from "../errors.ts";
-import type { HcloudClient, Schemas } from "./client.ts";
+import type { HcloudClient, Schemas } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 import { defaultLoadBalancerName } from "./lb_annotations.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { components } from "./api_types.ts";
+import type { components } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./lb_labels.ts";
 import { type DesiredService, serviceDiffers } from "./lb_desired.ts";

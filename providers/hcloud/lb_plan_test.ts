@@ -9,7 +9,7 @@ import {
   planShape,
 } from "./lb_plan.ts";
 import { parseLoadBalancerSpec } from "./lb_annotations.ts";
-import type { components } from "./api_types.ts";
+import type { components } from "../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const P = "load-balancer.hetzner.cloud/";

@@ -9,8 +9,8 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { ProviderWarning } from "../provider.ts";
 import { CloudApiError } from "../errors.ts";
-import type { HcloudClient, Schemas } from "./client.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { HcloudClient, Schemas } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./lb_annotations.ts";
 import { parseLabelSelector } from "../../lib/label_selector.ts";
 import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./lb_robot_targets.ts";

@@ -10,8 +10,8 @@ import { withSignal } from "../../lib/cancellation.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, LoadBalancers, LoadBalancerStatus, ProviderWarning } from "../provider.ts";
 import { attachWarnings, CloudApiError, markNoBalancer, TerminalError } from "../errors.ts";
-import type { HcloudClient, Schemas } from "./client.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { HcloudClient, Schemas } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import type { LoadBalancerDefaults } from "./config.ts";
 import {
   defaultLoadBalancerName,

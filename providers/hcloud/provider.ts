@@ -5,16 +5,16 @@
  * @module
  */
 import type { CloudProvider } from "../provider.ts";
-import { Credentials } from "./credentials.ts";
+import { Credentials } from "../../hcloud_api/mod.ts";
 import { RecordSeal } from "./record_seal.ts";
 import { CloudApiError } from "../errors.ts";
-import { HcloudClient } from "./client.ts";
+import { HcloudClient } from "../../hcloud_api/mod.ts";
 import type { HcloudConfig } from "./config.ts";
 import { HcloudInstances } from "./instances.ts";
 import { type HcloudContext, hcloudContext } from "./context.ts";
 import { ServerCache } from "./server_cache.ts";
-import { ActionWaiter } from "./action_waiter.ts";
-import { toNetworkInfo } from "./shapes.ts";
+import { ActionWaiter } from "../../hcloud_api/mod.ts";
+import { toNetworkInfo } from "../../hcloud_api/mod.ts";
 import { HcloudRoutes } from "./routes.ts";
 import { HcloudLoadBalancers } from "./load_balancers.ts";
 import type { Registry } from "../../lib/metrics.ts";

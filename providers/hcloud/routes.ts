@@ -8,11 +8,11 @@
 import { withSignal } from "../../lib/cancellation.ts";
 import type { Route, Routes } from "../provider.ts";
 import { TerminalError } from "../errors.ts";
-import type { HcloudClient } from "./client.ts";
-import type { ActionWaiter } from "./action_waiter.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter } from "../../hcloud_api/mod.ts";
 import type { ConfiguredNetwork, HcloudContext } from "./context.ts";
 import type { ServerCache } from "./server_cache.ts";
-import { type NetworkInfo, toNetworkInfo } from "./shapes.ts";
+import { type NetworkInfo, toNetworkInfo } from "../../hcloud_api/mod.ts";
 import { cidrContains, parseCidr } from "../../lib/cidr.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseProviderId } from "./provider_id.ts";

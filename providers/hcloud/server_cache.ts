@@ -10,8 +10,8 @@
  *
  * @module
  */
-import type { HcloudClient } from "./client.ts";
-import { type ServerInfo, toServerInfo } from "./shapes.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
+import { type ServerInfo, toServerInfo } from "../../hcloud_api/mod.ts";
 import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";

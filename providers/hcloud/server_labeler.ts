@@ -14,7 +14,7 @@
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import type { HcloudClient } from "./client.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
 import type { ServerCache, ServerSnapshot } from "./server_cache.ts";
 import { parseProviderId } from "./provider_id.ts";
 import { logger } from "../../lib/log.ts";

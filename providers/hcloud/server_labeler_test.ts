@@ -1,7 +1,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../testing/assert.ts";
 import { type ResolvedBalancer, ServerLabeler } from "./server_labeler.ts";
-import type { HcloudClient } from "./client.ts";
+import type { HcloudClient } from "../../hcloud_api/mod.ts";
 import type { ServerCache } from "./server_cache.ts";
 import type { ServerSnapshot } from "./server_snapshot.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ServerInfo } from "./shapes.ts";
+import type { ServerInfo } from "../../hcloud_api/mod.ts";
 
 /** An immutable view of every server at one moment. */
 export interface ServerSnapshot {

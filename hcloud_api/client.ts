@@ -7,9 +7,9 @@
  */
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./api_types.ts";
-import { CloudApiError } from "../errors.ts";
+import { CloudApiError } from "./errors.ts";
 import { createTransport, ENDPOINT_HEADER, type RateLimitState, type TransportOptions } from "./transport.ts";
-import { redact } from "../../lib/log.ts";
+import { redact } from "../lib/log.ts";
 
 /** Schemas of the API. */
 export type Schemas = components["schemas"];

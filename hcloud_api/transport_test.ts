@@ -1,8 +1,8 @@
-import { assertEquals, assertRejects } from "../../testing/assert.ts";
+import { assertEquals, assertRejects } from "../testing/assert.ts";
 import { createTransport } from "./transport.ts";
-import { CloudApiError } from "../errors.ts";
-import { withSignal } from "../../lib/cancellation.ts";
-import { withPriority } from "../../lib/priority.ts";
+import { CloudApiError } from "./errors.ts";
+import { withSignal } from "../lib/cancellation.ts";
+import { withPriority } from "../lib/priority.ts";
 
 const answering = (body: string) =>
   createTransport({

@@ -6,9 +6,9 @@
  * @module
  */
 import type { HcloudClient } from "./client.ts";
-import { CloudApiError } from "../errors.ts";
-import { abortableSleep } from "../../lib/sleep.ts";
-import { currentSignal, detached } from "../../lib/cancellation.ts";
+import { CloudApiError } from "./errors.ts";
+import { abortableSleep } from "../lib/sleep.ts";
+import { currentSignal, detached } from "../lib/cancellation.ts";
 
 interface ActionLike {
   id: number;

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { logger, registerSecret } from "../../lib/log.ts";
+import { logger, registerSecret } from "../lib/log.ts";
 
 /** Whitespace or control characters: never part of a token, and fatal in an HTTP header. */
 // deno-lint-ignore no-control-regex -- control characters are exactly what is looked for

@@ -1,7 +1,7 @@
-import { assertEquals, assertRejects } from "../../testing/assert.ts";
+import { assertEquals, assertRejects } from "../testing/assert.ts";
 import { HcloudClient } from "./client.ts";
 import { ActionWaiter } from "./action_waiter.ts";
-import { withSignal } from "../../lib/cancellation.ts";
+import { withSignal } from "../lib/cancellation.ts";
 
 Deno.test("action waiter: a cancelled waiter leaves at once; the shared poll goes on for the others", async () => {
   let polls = 0;

@@ -1,6 +1,6 @@
-import { assertEquals, assertMatch, assertRejects } from "../../testing/assert.ts";
+import { assertEquals, assertMatch, assertRejects } from "../testing/assert.ts";
 import { HcloudClient, MAX_PAGES } from "./client.ts";
-import { CloudApiError } from "../errors.ts";
+import { CloudApiError } from "./errors.ts";
 import { MAX_RESPONSE_BYTES } from "./transport.ts";
 
 /** A client whose every list page is answered by `page(n)`; counts the requests. */

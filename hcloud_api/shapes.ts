@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CloudApiError } from "../errors.ts";
+import { CloudApiError } from "./errors.ts";
 
 /** What the provider needs of a server. */
 export interface ServerInfo {

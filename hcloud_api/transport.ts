@@ -5,13 +5,13 @@
  *
  * @module
  */
-import type { Registry } from "../../lib/metrics.ts";
-import { abortableSleep, backoffDelay } from "../../lib/sleep.ts";
+import type { Registry } from "../lib/metrics.ts";
+import { abortableSleep, backoffDelay } from "../lib/sleep.ts";
 import type { Credentials } from "./credentials.ts";
-import { logger } from "../../lib/log.ts";
-import { currentPriority, RESERVE } from "../../lib/priority.ts";
-import { withCurrent } from "../../lib/cancellation.ts";
-import { CloudApiError } from "../errors.ts";
+import { logger } from "../lib/log.ts";
+import { currentPriority, RESERVE } from "../lib/priority.ts";
+import { withCurrent } from "../lib/cancellation.ts";
+import { CloudApiError } from "./errors.ts";
 
 /** The contract: any `fetch`-like function. Tests may swap it. */
 export type HcloudTransport = (request: Request) => Promise<Response>;

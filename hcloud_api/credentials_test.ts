@@ -1,7 +1,7 @@
-import { assert, assertEquals } from "../../testing/assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 import { Credentials } from "./credentials.ts";
-import { quietLogs } from "../../testing/helpers.ts";
-import { redact } from "../../lib/log.ts";
+import { quietLogs } from "../testing/helpers.ts";
+import { redact } from "../lib/log.ts";
 
 Deno.test("credentials: the token file is read again when due and at once after a 401", () => {
   quietLogs();

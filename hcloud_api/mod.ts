@@ -1,0 +1,29 @@
+/**
+ * The Hetzner Cloud API room: the generated types (`api_types.ts`, from `openapi.json` by `gen.ts`;
+ * regenerate, never edit), the typed client over a small transport (rate-limit budget, retries,
+ * bounded answers), the credentials, the action waiter, narrow shapes for the answers read most,
+ * and the API's error. Used by the Hetzner provider and by the simulator; it knows nothing of
+ * Kubernetes or of the provider contract.
+ *
+ * @module
+ */
+export type { components, operations, paths } from "./api_types.ts";
+export { HcloudClient, type HcloudClientOptions, MAX_PAGES, type Schemas } from "./client.ts";
+export {
+  createTransport,
+  ENDPOINT_HEADER,
+  type HcloudTransport,
+  type InstrumentedTransport,
+  MAX_RESPONSE_BYTES,
+  type RateLimitState,
+  type TransportOptions,
+} from "./transport.ts";
+export {
+  Credentials,
+  type CredentialsOptions,
+  tokenFormatProblem,
+  type TokenVerifier,
+} from "./credentials.ts";
+export { ActionWaiter } from "./action_waiter.ts";
+export { type NetworkInfo, type ServerInfo, toNetworkInfo, toServerInfo } from "./shapes.ts";
+export { CloudApiError } from "./errors.ts";
