@@ -9,7 +9,12 @@ import { InformerFactory } from "./kube/informer_factory.ts";
 import type { ClusterConnection } from "./kube/kubeconfig.ts";
 import { LeaderElector } from "./kube/leader_election.ts";
 import { HttpTransport, type KubeTransport } from "./kube/transport.ts";
-import { type ControllerFactory, makeRecorderFactory, runControllers } from "./controllers/manager.ts";
+import {
+  type ControllerFactory,
+  INFORMER_TRANSFORMS,
+  makeRecorderFactory,
+  runControllers,
+} from "./controllers/mod.ts";
 import type { ControllerName } from "./config/controllers_flag.ts";
 import type { Flags } from "./config/flags.ts";
 import type { CloudProvider } from "./providers/provider.ts";
@@ -19,8 +24,7 @@ import { serveStatus } from "./lib/status_server.ts";
 import { Conditions } from "./lib/conditions.ts";
 import { logger, redact } from "./lib/log.ts";
 import { processMetrics } from "./lib/process_metrics.ts";
-import { ConfigError } from "./config/config_error.ts";
-import { INFORMER_TRANSFORMS } from "./controllers/node_metadata.ts";
+import { ConfigError } from "./lib/config_error.ts";
 
 /** Everything {@link runApp} needs, already validated. */
 export interface AppOptions {

@@ -9,7 +9,7 @@
  */
 import { helpText, parseFlags } from "./config/flags.ts";
 import { resolveControllers } from "./config/controllers_flag.ts";
-import { ConfigError } from "./config/config_error.ts";
+import { ConfigError } from "./lib/config_error.ts";
 import { resolveConnection } from "./kube/kubeconfig.ts";
 import { createProvider } from "./providers/registry.ts";
 import { CONTROLLER_FACTORIES } from "./controllers/mod.ts";

@@ -9,7 +9,7 @@ import { adminClient } from "../testing/ccm_harness.ts";
 import { spawnCcm } from "../testing/ccm_process.ts";
 import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
-import { TARGET_LABEL } from "../providers/hcloud/server_labeler.ts";
+import { TARGET_LABEL } from "../providers/hcloud/mod.ts";
 import { NAMESPACES } from "../kube/resources.ts";
 import { waitFor } from "./bench_util.ts";
 

@@ -22,7 +22,7 @@ import {
   waitFor,
 } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
-import { driftPageSize } from "../providers/hcloud/lb_drift.ts";
+import { driftPageSize } from "../providers/hcloud/mod.ts";
 
 /** `HCLOUD_SERVER_REFRESH`. */
 export type RefreshMode = "actions" | "list";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { formatDuration, parseDuration } from "./duration.ts";
+import { formatDuration, parseDuration } from "../lib/duration.ts";
 import { parseCidr, parseIp } from "../lib/cidr.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../lib/log.ts";
 import { UPSTREAM_FLAG_NAMES, upstreamFlag } from "./upstream_flags.ts";

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../testing/assert.ts";
 import { helpText, parseFlags } from "./flags.ts";
-import { formatDuration, parseDuration } from "./duration.ts";
+import { formatDuration, parseDuration } from "../lib/duration.ts";
 import { resolveControllers } from "./controllers_flag.ts";
 
 Deno.test("flags: upstream defaults", () => {

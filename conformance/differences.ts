@@ -8,7 +8,7 @@
  */
 import type { Case, ServiceSpec } from "./case_file.ts";
 import type { Difference } from "./compare.ts";
-import { parseLoadBalancerSpec } from "../providers/hcloud/lb_annotations.ts";
+import { parseLoadBalancerSpec } from "../providers/hcloud/mod.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
 
 /** One accepted difference. */

@@ -17,3 +17,21 @@ export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFact
   "service-lb-controller": serviceController,
   "node-route-controller": routeController,
 };
+
+export {
+  type Controller,
+  type ControllerContext,
+  type ControllerFactory,
+  makeRecorderFactory,
+  runControllers,
+} from "./manager.ts";
+export { CONFIRM_DELETION } from "./node_lifecycle.ts";
+export {
+  hasTaint,
+  INFORMER_TRANSFORMS,
+  PROVIDED_NODE_IP,
+  SHUTDOWN_TAINT,
+  trimNodeStatus,
+  UNINITIALIZED_TAINT,
+} from "./node_metadata.ts";
+export { LB_FINALIZER } from "./service.ts";

@@ -12,7 +12,7 @@
 import { parseArgs } from "node:util";
 import { DEFAULT_SIM_TOKEN, Simulator } from "./simulator.ts";
 import { applySeed, type SeedState } from "./control.ts";
-import { parseDuration } from "../config/duration.ts";
+import { parseDuration } from "../lib/duration.ts";
 
 /** The demo project: a network and three servers attached to it. */
 export const DEMO_SEED: SeedState = {

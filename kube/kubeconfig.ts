@@ -4,8 +4,7 @@
  * @module
  */
 import { parse as parseYaml } from "yaml";
-import { ConfigError } from "../config/config_error.ts";
-import { readEnv } from "../config/env.ts";
+import { ConfigError } from "../lib/config_error.ts";
 
 /** Everything the transport needs to reach and authenticate to one apiserver. */
 export interface ClusterConnection {
@@ -67,8 +66,8 @@ export interface ResolveOptions {
   kubeconfig?: string;
   /** `--context`: overrides `current-context`. */
   context?: string;
-  /** Environment to read `KUBECONFIG`, `KUBERNETES_SERVICE_HOST/PORT` and `HOME` from. */
-  env?: Record<string, string | undefined>;
+  /** Environment to read `KUBECONFIG`, `KUBERNETES_SERVICE_HOST/PORT` and `HOME` from (the caller reads it). */
+  env: Record<string, string | undefined>;
   /** Service-account folder for in-cluster config (tests point it elsewhere). */
   serviceAccountDir?: string;
 }
@@ -77,8 +76,8 @@ export interface ResolveOptions {
  * Picks the connection the way operators expect: `--kubeconfig`, else `$KUBECONFIG` (several files
  * merged, first wins), else in-cluster when `KUBERNETES_SERVICE_HOST` is set, else `~/.kube/config`.
  */
-export async function resolveConnection(options: ResolveOptions = {}): Promise<ClusterConnection> {
-  const env = options.env ?? readEnv();
+export async function resolveConnection(options: ResolveOptions): Promise<ClusterConnection> {
+  const env = options.env;
   if (options.kubeconfig) return await loadKubeConfig([options.kubeconfig], options.context);
   const fromEnv = (env.KUBECONFIG ?? "").split(":").filter((p) => p !== "");
   if (fromEnv.length > 0) return await loadKubeConfig(fromEnv, options.context);

@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertRejects } from "../testing/assert.ts";
 import { loadInClusterConfig, loadKubeConfig, resolveConnection } from "./kubeconfig.ts";
-import { ConfigError } from "../config/config_error.ts";
+import { ConfigError } from "../lib/config_error.ts";
 
 const b64 = (s: string) => btoa(s);
 

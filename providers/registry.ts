@@ -5,8 +5,7 @@
  * @module
  */
 import type { CloudProvider } from "./provider.ts";
-import { readHcloudConfig } from "./hcloud/config.ts";
-import { HcloudProvider } from "./hcloud/provider.ts";
+import { HcloudProvider, readHcloudConfig } from "./hcloud/mod.ts";
 import type { Flags } from "../config/flags.ts";
 import type { ControllerName } from "../config/controllers_flag.ts";
 import type { Registry } from "../lib/metrics.ts";

@@ -9,6 +9,7 @@ import { runApp } from "../app.ts";
 import { parseFlags } from "../config/flags.ts";
 import { resolveControllers } from "../config/controllers_flag.ts";
 import { CONTROLLER_FACTORIES } from "../controllers/mod.ts";
+import { PROVIDED_NODE_IP, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 import { createProvider } from "../providers/registry.ts";
 import { DEFAULT_SIM_TOKEN, type Simulator } from "../hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
@@ -18,7 +19,6 @@ import { quietLogs } from "./helpers.ts";
 import { KubeClient } from "../kube/client.ts";
 import { HttpTransport } from "../kube/transport.ts";
 import { NODES } from "../kube/resources.ts";
-import { PROVIDED_NODE_IP, UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
 
 /** A CCM running in this process. */
 export interface RunningCcm {

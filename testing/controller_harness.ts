@@ -9,11 +9,15 @@ import { KubeClient } from "../kube/client.ts";
 import { InformerFactory } from "../kube/informer_factory.ts";
 import { type Flags, parseFlags } from "../config/flags.ts";
 import { Registry } from "../lib/metrics.ts";
-import type { Controller, ControllerContext, ControllerFactory } from "../controllers/manager.ts";
-import { makeRecorderFactory } from "../controllers/manager.ts";
+import {
+  type Controller,
+  type ControllerContext,
+  type ControllerFactory,
+  INFORMER_TRANSFORMS,
+  makeRecorderFactory,
+} from "../controllers/mod.ts";
 import type { CloudProvider } from "../providers/provider.ts";
 import { MemoryApiserver } from "./memory_apiserver.ts";
-import { INFORMER_TRANSFORMS } from "../controllers/node_metadata.ts";
 
 /** A controller wired to an in-memory apiserver and `provider`. */
 export interface ControllerUnderTest {

@@ -14,7 +14,8 @@ import { applySeed } from "../hcloud_sim/control.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { registerNode, setReady } from "./ccm_harness.ts";
 import { eventually } from "./helpers.ts";
-import { hasTaint, UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
+import { hasTaint } from "../controllers/mod.ts";
+import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 
 /** Flags and environment the CCM under test needs for the scenario. */
 export const SCENARIO_ARGS = [

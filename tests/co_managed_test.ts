@@ -12,7 +12,7 @@ import { startTestSim } from "../testing/sim_harness.ts";
 import { adminClient, registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
 import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
-import { CO_MANAGED_STATE } from "../providers/hcloud/lb_co_managed.ts";
+import { CO_MANAGED_STATE } from "../providers/hcloud/mod.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 

@@ -7,8 +7,7 @@ import { assert, assertEquals, assertRejects } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
-import { HcloudProvider } from "../providers/hcloud/provider.ts";
-import { readHcloudConfig } from "../providers/hcloud/config.ts";
+import { HcloudProvider, readHcloudConfig } from "../providers/hcloud/mod.ts";
 import { TerminalError } from "../providers/errors.ts";
 import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 

@@ -6,13 +6,8 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals, assertMatch, assertRejects } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { HcloudClient } from "../hcloud_api/mod.ts";
-import { ActionWaiter } from "../hcloud_api/mod.ts";
-import { ServerCache } from "../providers/hcloud/server_cache.ts";
-import { HcloudInstances } from "../providers/hcloud/instances.ts";
-import { toServerInfo } from "../hcloud_api/mod.ts";
-import { HcloudProvider } from "../providers/hcloud/provider.ts";
-import { readHcloudConfig } from "../providers/hcloud/config.ts";
+import { ActionWaiter, HcloudClient, toServerInfo } from "../hcloud_api/mod.ts";
+import { HcloudInstances, HcloudProvider, readHcloudConfig, ServerCache } from "../providers/hcloud/mod.ts";
 import { CloudApiError, TerminalError } from "../providers/errors.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";

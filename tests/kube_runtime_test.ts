@@ -13,7 +13,7 @@ import { LeaderElector } from "../kube/leader_election.ts";
 import { EVENTS, LEASES, NODES } from "../kube/resources.ts";
 import { HttpTransport, type KubeRequest, type KubeTransport } from "../kube/transport.ts";
 import { eventually, quietLogs } from "../testing/helpers.ts";
-import { trimNodeStatus } from "../controllers/node_metadata.ts";
+import { trimNodeStatus } from "../controllers/mod.ts";
 
 /** Delegates to a real transport, but can cut the connection (watches only, or everything). */
 class GatedTransport implements KubeTransport {

@@ -9,7 +9,8 @@ import { adminClient, registerNode, setReady, startCcm } from "../testing/ccm_ha
 import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { NODES } from "../kube/resources.ts";
-import { hasTaint, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
+import { hasTaint } from "../controllers/mod.ts";
+import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 import type { KubeClient } from "../kube/client.ts";
 
 const NETWORK = {

@@ -10,7 +10,7 @@ import { startTestSim } from "../testing/sim_harness.ts";
 import { adminClient, registerNode, setReady, startCcm } from "../testing/ccm_harness.ts";
 import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { NODES } from "../kube/resources.ts";
-import { CONFIRM_DELETION } from "../controllers/node_lifecycle.ts";
+import { CONFIRM_DELETION } from "../controllers/mod.ts";
 
 Deno.test({
   name: "node lifecycle: servers of 4 of 5 Nodes vanish at once → no deletion until confirmed or plausible",

@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../testing/assert.ts";
 import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
 import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NODES } from "../kube/resources.ts";
-import { UNINITIALIZED_TAINT } from "../controllers/node_metadata.ts";
+import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 
 Deno.test({
   name: "node matching: FQDN Node names by suffix; address overrides, an invalid one reported and held",

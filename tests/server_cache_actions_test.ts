@@ -5,13 +5,10 @@
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { HcloudClient } from "../hcloud_api/mod.ts";
-import { ServerCache } from "../providers/hcloud/server_cache.ts";
+import { ActionWaiter, HcloudClient } from "../hcloud_api/mod.ts";
+import { hcloudContext, HcloudInstances, ServerCache } from "../providers/hcloud/mod.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
-import { HcloudInstances } from "../providers/hcloud/instances.ts";
-import { hcloudContext } from "../providers/hcloud/context.ts";
-import { ActionWaiter } from "../hcloud_api/mod.ts";
 
 Deno.test("server cache (actions): action-logged changes are read by ID; labels wait for the full list; a failing log falls back", async () => {
   const t = await startTestSim();

@@ -11,7 +11,7 @@ import { applySeed } from "../hcloud_sim/control.ts";
 import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
-import { LB_FINALIZER } from "../controllers/service.ts";
+import { LB_FINALIZER } from "../controllers/mod.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 const SEED = {

@@ -5,7 +5,7 @@
  * so a new feature cannot skip it.
  */
 import { assertEquals } from "../testing/assert.ts";
-import { KNOWN_ANNOTATIONS, PREFIX } from "../providers/hcloud/lb_annotations.ts";
+import { KNOWN_ANNOTATIONS, PREFIX } from "../providers/hcloud/mod.ts";
 
 const REPO = new URL("..", import.meta.url);
 /** Annotation keys outside the Service prefix: our own domains and the ones kubelets and HCCM define. */

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { parseDuration } from "../../config/duration.ts";
+import { parseDuration } from "../../lib/duration.ts";
 import { parseGoBool } from "../../lib/go_bool.ts";
 import { parseCidr } from "../../lib/cidr.ts";
 import type { EnvVar } from "../../config/env.ts";
-import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./server_labels.ts";
-import { readRobotConfig, type RobotConfig } from "./robot_config.ts";
+import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./instances/mod.ts";
+import { readRobotConfig, type RobotConfig } from "./robot/mod.ts";
 import { tokenFormatProblem } from "../../hcloud_api/mod.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */

@@ -7,10 +7,9 @@
  *
  * @module
  */
-import type { HcloudClient } from "../../hcloud_api/mod.ts";
-import type { ServerCache } from "./server_cache.ts";
-import type { ActionWaiter } from "../../hcloud_api/mod.ts";
-import type { RobotServers } from "./robot_servers.ts";
+import type { ActionWaiter, HcloudClient } from "../../hcloud_api/mod.ts";
+import type { ServerCache } from "./servers/mod.ts";
+import type { RobotServers } from "./robot/mod.ts";
 import type { RecordSeal } from "./record_seal.ts";
 
 /** The configured network, resolved once at initialize. */

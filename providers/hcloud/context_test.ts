@@ -1,8 +1,7 @@
 import { assertEquals, assertThrows } from "../../testing/assert.ts";
 import { ConfiguredNetwork, hcloudContext } from "./context.ts";
-import type { HcloudClient } from "../../hcloud_api/mod.ts";
-import type { ServerCache } from "./server_cache.ts";
-import type { ActionWaiter } from "../../hcloud_api/mod.ts";
+import type { ActionWaiter, HcloudClient } from "../../hcloud_api/mod.ts";
+import type { ServerCache } from "./servers/mod.ts";
 
 Deno.test("hcloud context: frozen; the network is resolved once and read where it is used", () => {
   const ctx = hcloudContext({

@@ -1,0 +1,188 @@
+/**
+ * Certificates for HTTPS load balancers: uploaded ones named by ID or name, or a managed
+ * (Let's Encrypt) one created for the Service and found again by its UID label.
+ *
+ * Managed certificates have a lifecycle (HCCM #596, #709): a Service recreated under the same
+ * `http-managed-certificate-name` takes over the certificate its predecessor left (same domains, its
+ * Service gone) instead of failing on the name; the certificates a Service's balancer used are
+ * deleted with it unless another balancer uses them; a failed issuance is a warning naming the domains.
+ *
+ * @module
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { CloudApiError, TerminalError } from "../../errors.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "./annotations.ts";
+import type { ProviderWarning } from "../../provider.ts";
+import { logger } from "../../../lib/log.ts";
+import { ExternalObjectConsent } from "./consent.ts";
+import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "./labels.ts";
+type Certificate = Schemas["certificate"];
+
+/** Resolves the certificate IDs a Service's HTTPS services use. */
+export class LbCertificates {
+  /** Whether a Service UID exists in this cluster (set by the controller; unknown: assume it does). */
+  serviceExists: (uid: string) => boolean = () => true;
+  readonly #log = logger("hcloud");
+
+  constructor(
+    private readonly client: HcloudClient,
+    private readonly actions: ActionWaiter,
+    private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
+  ) {}
+
+  /** IDs for `spec` and warnings about them; creates the managed certificate when it does not exist yet. */
+  async resolve(
+    service: Service,
+    spec: LoadBalancerSpec,
+  ): Promise<{ ids: number[]; warnings: ProviderWarning[] }> {
+    if (spec.certificateType === "managed") {
+      const certificate = await this.#managed(service, spec);
+      const warnings: ProviderWarning[] = [];
+      if (certificate.status?.issuance === "failed") {
+        warnings.push({
+          reason: "ManagedCertificateFailed",
+          message: `managed certificate "${certificate.name}" for ${certificate.domain_names.join(", ")} ` +
+            `could not be issued: ${certificate.status.error?.message ?? "no reason given"}`,
+        });
+      }
+      return { ids: [certificate.id], warnings };
+    }
+    if (spec.certificates.length === 0) {
+      throw new TerminalError(
+        "protocol https needs the annotation load-balancer.hetzner.cloud/http-certificates (IDs or names)",
+      );
+    }
+    const ids: number[] = [];
+    const byId: number[] = [];
+    for (const ref of spec.certificates) {
+      if (/^\d+$/.test(ref)) {
+        ids.push(Number(ref));
+        byId.push(Number(ref));
+        continue;
+      }
+      const found = await this.#byName(ref);
+      if (!found) {
+        // Retried with backoff, as the official CCM does: uploading the certificate afterwards heals it.
+        throw new Error(
+          `annotation load-balancer.hetzner.cloud/http-certificates: certificate "${ref}" not found ` +
+            "(retrying until it exists)",
+        );
+      }
+      this.consent.check(service, found, `certificate "${ref}"`);
+      ids.push(found.id);
+    }
+    await this.consent.checkCertificateIds(this.client, service, byId);
+    return { ids, warnings: [] };
+  }
+
+  /**
+   * Deletes the managed certificates created for the Service, once no balancer uses them (after its
+   * balancer is deleted). A certificate still in use elsewhere is kept.
+   */
+  async deleteFor(service: Service): Promise<void> {
+    for (const certificate of await this.#byUid(service.metadata!.uid!)) {
+      if ((certificate.used_by ?? []).length > 0) {
+        this.#log.info("keeping certificate {name}: still used by {n} load balancer(s)", {
+          name: certificate.name,
+          n: certificate.used_by.length,
+        });
+        continue;
+      }
+      try {
+        await this.client.call(
+          "delete certificate",
+          this.client.api.DELETE("/certificates/{id}", { params: { path: { id: certificate.id } } }),
+        );
+        this.#log.info("deleted managed certificate {name} of a deleted Service", { name: certificate.name });
+      } catch (err) {
+        // Gone already, or taken into use since the list: nothing to do either way.
+        if (err instanceof CloudApiError && (err.status === 404 || err.code === "certificate_in_use")) {
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  async #managed(service: Service, spec: LoadBalancerSpec): Promise<Certificate> {
+    const uid = service.metadata!.uid!;
+    const own = await this.#byUid(uid);
+    if (own.length) return own[0];
+    const name = spec.managedCertificateName ?? `ccm-managed-certificate-${uid}`;
+    const existing = await this.#byName(name);
+    if (existing) return await this.#adopt(existing, service, spec);
+    const labels: Record<string, string> = { [UID_LABEL]: uid, ...identityLabels(service) };
+    if (spec.acmeStaging) labels["HC-Use-Staging-CA"] = "true";
+    const created = await this.client.call(
+      "create certificate",
+      this.client.api.POST("/certificates", {
+        body: { name, type: "managed", domain_names: spec.managedCertificateDomains, labels },
+      }),
+    );
+    if (created.action) {
+      await this.actions.wait(created.action).catch((err) => {
+        // A failed issuance is reported from the certificate's status below, not as a failed sync.
+        if (!(err instanceof CloudApiError)) throw err;
+      });
+    }
+    return (await this.#byUid(uid))[0] ?? created.certificate;
+  }
+
+  /**
+   * Takes over a same-named managed certificate whose Service is gone, if it is for the same domains
+   * and was made for this Service's namespace and name (when its labels say); one made outside
+   * Kubernetes needs the namespace's consent (consent.ts).
+   */
+  async #adopt(existing: Certificate, service: Service, spec: LoadBalancerSpec): Promise<Certificate> {
+    const uid = service.metadata!.uid!;
+    const annotation = "load-balancer.hetzner.cloud/http-managed-certificate-name";
+    const owner = existing.labels?.[UID_LABEL];
+    const sameDomains = [...existing.domain_names].sort().join(",") ===
+      [...spec.managedCertificateDomains].sort().join(",");
+    if (existing.type !== "managed" || !sameDomains) {
+      throw new TerminalError(
+        `${annotation}: a ${existing.type} certificate named "${existing.name}" exists for ` +
+          `${existing.domain_names.join(", ")}; choose another name or delete it`,
+      );
+    }
+    if (owner && owner !== uid && this.serviceExists(owner)) {
+      throw new TerminalError(
+        `${annotation}: certificate "${existing.name}" belongs to another Service (UID ${owner}); choose another name`,
+      );
+    }
+    const other = madeForAnother(existing.labels, service);
+    if (owner && other) {
+      throw new TerminalError(
+        `${annotation}: certificate "${existing.name}" was made for Service ${other}, which is gone; only a ` +
+          "Service of that name takes it over. Choose another name",
+      );
+    }
+    if (!owner) this.consent.check(service, existing, `certificate "${existing.name}"`);
+    const updated = await this.client.call(
+      "label certificate",
+      this.client.api.PUT("/certificates/{id}", {
+        params: { path: { id: existing.id } },
+        body: { labels: { ...existing.labels, [UID_LABEL]: uid, ...identityLabels(service) } },
+      }),
+    );
+    this.#log.info("took over managed certificate {name} left by a deleted Service", { name: existing.name });
+    return updated.certificate;
+  }
+
+  async #byUid(uid: string): Promise<Certificate[]> {
+    const found = await this.client.call(
+      "find certificate",
+      this.client.api.GET("/certificates", { params: { query: { label_selector: `${UID_LABEL}=${uid}` } } }),
+    );
+    return found.certificates;
+  }
+
+  async #byName(name: string): Promise<Certificate | undefined> {
+    const found = await this.client.call(
+      "find certificate",
+      this.client.api.GET("/certificates", { params: { query: { name } } }),
+    );
+    return found.certificates[0];
+  }
+}

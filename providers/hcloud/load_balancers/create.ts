@@ -1,0 +1,118 @@
+/**
+ * Creating a Service's balancer in one request (services, targets and network included where the
+ * API allows), and keeping it attached to the cluster's network.
+ *
+ * @module
+ */
+import { TerminalError } from "../../errors.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "./annotations.ts";
+import type { DesiredService } from "./desired.ts";
+import { primaryIpsBody } from "./primary_ips.ts";
+import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+import { actAndWait } from "./actions.ts";
+
+type LB = Schemas["load_balancer"];
+
+/** What a new balancer is made of. */
+export interface CreateRequest {
+  /** The balancer's name. */
+  name: string;
+  /** The owner label's value. */
+  serviceUid: string;
+  /** This cluster's identity, when known (the cluster label). */
+  clusterId?: string;
+  /** The Service's identity labels (see labels.ts). */
+  identity?: Record<string, string>;
+  spec: LoadBalancerSpec;
+  services: DesiredService[];
+  /** Server targets, when there is no label selector. */
+  serverIds: number[];
+  /** This cluster's label-selector target. */
+  selector?: string;
+  /** The cluster's network, attached at creation unless a fixed IP or subnet needs its own step. */
+  networkId?: number;
+}
+
+/** Creates the balancer and waits for it. */
+export async function createLoadBalancer(
+  client: HcloudClient,
+  waiter: ActionWaiter,
+  request: CreateRequest,
+): Promise<LB> {
+  const { spec, services, serverIds: ids, selector, networkId } = request;
+  if (!spec.location && !spec.networkZone) {
+    throw new TerminalError(
+      "no location: set the annotation load-balancer.hetzner.cloud/location or network-zone, or HCLOUD_LOAD_BALANCERS_LOCATION",
+    );
+  }
+  // A fixed private IP or subnet is set by a separate attach after creation.
+  const attachOnCreate = networkId !== undefined && !spec.privateIpv4 && !spec.privateSubnetIpRange;
+  const body = {
+    name: request.name,
+    load_balancer_type: spec.type ?? "lb11",
+    labels: {
+      [SERVICE_UID_LABEL]: request.serviceUid,
+      ...(request.clusterId ? { [CLUSTER_ID_LABEL]: request.clusterId } : {}),
+      ...request.identity,
+    } as Record<string, string>,
+    ...(spec.location ? { location: spec.location } : { network_zone: spec.networkZone }),
+    ...(spec.algorithm ? { algorithm: { type: spec.algorithm } } : {}),
+    ...(attachOnCreate ? { network: networkId } : {}),
+    ...(spec.disablePublicNetwork !== undefined ? { public_interface: !spec.disablePublicNetwork } : {}),
+    ...primaryIpsBody(spec),
+    services: services as Schemas["load_balancer_service"][],
+    targets: !attachOnCreate && spec.usePrivateIp ? [] : selector
+      ? [{
+        type: "label_selector" as const,
+        label_selector: { selector },
+        use_private_ip: spec.usePrivateIp,
+      }]
+      : ids.map((id) => ({ type: "server" as const, server: { id }, use_private_ip: spec.usePrivateIp })),
+  };
+  const data = await client.call("create load balancer", client.api.POST("/load_balancers", { body }));
+  await waiter.wait(data.action);
+  return data.load_balancer;
+}
+
+/**
+ * Attaches the balancer to the cluster's network (at the annotated IP or subnet), moving it when the
+ * annotated IP changed; other networks are never touched. True when something changed.
+ */
+export async function reconcileNetwork(
+  client: HcloudClient,
+  waiter: ActionWaiter,
+  lb: LB,
+  spec: LoadBalancerSpec,
+  networkId: number | undefined,
+): Promise<boolean> {
+  if (networkId === undefined) return false;
+  const api = client.api;
+  const path = { params: { path: { id: lb.id } } };
+  const current = (lb.private_net ?? []).find((p) => p.network === networkId);
+  if (current && spec.privateIpv4 && current.ip !== spec.privateIpv4) {
+    await actAndWait(
+      client,
+      waiter,
+      "detach from network",
+      api.POST("/load_balancers/{id}/actions/detach_from_network", {
+        ...path,
+        body: { network: networkId },
+      }),
+    );
+  } else if (current) return false;
+  await actAndWait(
+    client,
+    waiter,
+    "attach to network",
+    api.POST("/load_balancers/{id}/actions/attach_to_network", {
+      ...path,
+      body: {
+        network: networkId,
+        ...(spec.privateIpv4 ? { ip: spec.privateIpv4 } : {}),
+        ...(spec.privateSubnetIpRange ? { ip_range: spec.privateSubnetIpRange } : {}),
+      },
+    }),
+  );
+  return true;
+}

@@ -1,0 +1,184 @@
+/**
+ * What a Service asks of its load balancer: LB services (one per TCP port), server targets, and
+ * the status ingress; plus comparisons that only look at what we set, so an unchanged Service
+ * causes no update.
+ *
+ * @module
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import type { LoadBalancerIngress, ProviderWarning } from "../../provider.ts";
+import type { Schemas } from "../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "./annotations.ts";
+import { parseProviderId } from "../provider_id.ts";
+import { parseLabelSelector } from "../../../lib/label_selector.ts";
+
+/** An LB service as we send it. */
+export interface DesiredService {
+  protocol: "tcp" | "http" | "https";
+  listen_port: number;
+  destination_port: number;
+  proxyprotocol: boolean;
+  health_check: {
+    protocol: "tcp" | "http";
+    port: number;
+    interval?: number;
+    timeout?: number;
+    retries?: number;
+    http?: { domain: string | null; path: string; status_codes?: string[]; tls: boolean };
+  };
+  http?: {
+    cookie_name?: string;
+    cookie_lifetime?: number;
+    certificates?: number[];
+    redirect_http?: boolean;
+    sticky_sessions?: boolean;
+    timeout_idle?: number;
+  };
+}
+
+/** A problem worth a Warning event but not a failure. */
+export type LbWarning = ProviderWarning;
+
+/** A warning for each port Hetzner's balancers cannot serve (only TCP). */
+export function unsupportedPorts(service: Service): LbWarning[] {
+  return (service.spec?.ports ?? []).filter((port) => (port.protocol ?? "TCP") !== "TCP").map((port) => ({
+    reason: "UnsupportedProtocolConfigured",
+    message: `port ${
+      port.name ?? port.port
+    }/${port.protocol} is not supported by Hetzner load balancers; only TCP ports are served`,
+  }));
+}
+
+/** The LB services for the Service's TCP ports; other protocols produce a warning. */
+export function desiredServices(
+  service: Service,
+  spec: LoadBalancerSpec,
+  certificateIds: number[],
+): { services: DesiredService[]; warnings: LbWarning[] } {
+  const warnings: LbWarning[] = unsupportedPorts(service);
+  const services: DesiredService[] = [];
+  const local = service.spec?.externalTrafficPolicy === "Local" && !!service.spec?.healthCheckNodePort;
+  for (const port of service.spec?.ports ?? []) {
+    if ((port.protocol ?? "TCP") !== "TCP") continue;
+    if (!port.nodePort) continue; // allocateLoadBalancerNodePorts=false: nothing to target
+    const hc = spec.healthCheck;
+    // As the official CCM: with any health-check setting but the protocol, the check speaks the
+    // service's protocol; with none, TCP. externalTrafficPolicy Local without settings asks
+    // kube-proxy's health endpoint, so only nodes with endpoints get traffic.
+    const configured = Object.entries(hc).some(([k, v]) => k !== "protocol" && v !== undefined);
+    const hcLocal = local && !configured && hc.protocol === undefined;
+    const hcProtocol = hc.protocol ?? (hcLocal ? "http" : configured ? spec.protocol : "tcp");
+    const health: DesiredService["health_check"] = {
+      protocol: hcProtocol === "tcp" ? "tcp" : "http",
+      port: hc.port ?? (hcLocal ? service.spec!.healthCheckNodePort! : port.nodePort),
+    };
+    if (hc.intervalSeconds !== undefined) health.interval = hc.intervalSeconds;
+    if (hc.timeoutSeconds !== undefined) health.timeout = hc.timeoutSeconds;
+    if (hc.retries !== undefined) health.retries = hc.retries;
+    if (health.protocol === "http") {
+      health.http = {
+        domain: hc.httpDomain ?? null,
+        path: hc.httpPath ?? (hcLocal ? "/healthz" : "/"),
+        tls: hc.httpValidateCertificate ?? hcProtocol === "https",
+      };
+      if (hc.httpStatusCodes) health.http.status_codes = hc.httpStatusCodes;
+    }
+    const desired: DesiredService = {
+      protocol: spec.protocol,
+      listen_port: port.port,
+      destination_port: port.nodePort,
+      proxyprotocol: spec.proxyProtocol,
+      health_check: health,
+    };
+    if (spec.protocol !== "tcp") {
+      const http: NonNullable<DesiredService["http"]> = {};
+      desired.http = http;
+      if (spec.redirectHttp !== undefined) http.redirect_http = spec.redirectHttp;
+      if (spec.stickySessions !== undefined) http.sticky_sessions = spec.stickySessions;
+      if (spec.cookieName !== undefined) desired.http.cookie_name = spec.cookieName;
+      if (spec.cookieLifetimeSeconds !== undefined) desired.http.cookie_lifetime = spec.cookieLifetimeSeconds;
+      if (spec.idleTimeoutSeconds !== undefined) desired.http.timeout_idle = spec.idleTimeoutSeconds;
+      if (spec.protocol === "https") desired.http.certificates = certificateIds;
+    }
+    services.push(desired);
+  }
+  return { services, warnings };
+}
+
+type ActualService = Schemas["load_balancer_service"];
+
+/** True when `actual` differs from `desired` in any field we set. */
+export function serviceDiffers(desired: DesiredService, actual: ActualService): boolean {
+  const a = actual as ActualService & { http?: { timeout_idle?: number } };
+  if (desired.protocol !== a.protocol || desired.destination_port !== a.destination_port) return true;
+  if (desired.proxyprotocol !== a.proxyprotocol) return true;
+  const dh = desired.health_check;
+  const ah = a.health_check;
+  if (dh.protocol !== ah.protocol || dh.port !== ah.port) return true;
+  for (const k of ["interval", "timeout", "retries"] as const) {
+    if (dh[k] !== undefined && dh[k] !== ah[k]) return true;
+  }
+  if (dh.http) {
+    const h = ah.http;
+    if (!h || h.path !== dh.http.path || (h.domain ?? null) !== dh.http.domain || h.tls !== dh.http.tls) {
+      return true;
+    }
+    if (dh.http.status_codes && JSON.stringify(dh.http.status_codes) !== JSON.stringify(h.status_codes)) {
+      return true;
+    }
+  }
+  if (desired.http) {
+    const h = a.http ?? {};
+    for (const [k, v] of Object.entries(desired.http)) {
+      const actualValue = (h as Record<string, unknown>)[k];
+      if (
+        Array.isArray(v)
+          ? JSON.stringify([...v].sort()) !== JSON.stringify([...(actualValue as number[] ?? [])].sort())
+          : v !== actualValue
+      ) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** Server IDs the Service's eligible Nodes map to, after the node selector. */
+export function desiredServerIds(
+  nodes: Node[],
+  spec: LoadBalancerSpec,
+  robotEnabled = false,
+): { ids: number[]; warnings: LbWarning[] } {
+  const selector = spec.nodeSelector ? parseLabelSelector(spec.nodeSelector) : undefined;
+  const ids = new Set<number>();
+  const warnings: LbWarning[] = [];
+  for (const node of nodes) {
+    if (selector && !selector.matches(node.metadata?.labels ?? {})) continue;
+    const parsed = parseProviderId(node.spec?.providerID);
+    if (parsed.kind === "cloud") ids.add(parsed.id);
+    else if (parsed.kind !== "none" && !(parsed.kind === "robot" && robotEnabled)) {
+      warnings.push({
+        reason: "UnknownProviderIDPrefix",
+        message:
+          `provider ID ${node.spec?.providerID} is not a Hetzner Cloud server: not a load balancer target`,
+        node: node.metadata?.name,
+      });
+    }
+  }
+  return { ids: [...ids].sort((a, b) => a - b), warnings };
+}
+
+/** Status ingress in the official CCM's order: hostname alone, or IPv4, IPv6, private IPs. */
+export function ingressOf(lb: Schemas["load_balancer"], spec: LoadBalancerSpec): LoadBalancerIngress[] {
+  if (spec.hostname) return [{ hostname: spec.hostname }];
+  const ipMode = spec.proxyProtocol ? "Proxy" : "VIP";
+  const ingress: LoadBalancerIngress[] = [];
+  if (lb.public_net?.enabled) {
+    if (lb.public_net.ipv4?.ip) ingress.push({ ip: lb.public_net.ipv4.ip, ipMode });
+    if (!spec.ipv6Disabled && lb.public_net.ipv6?.ip) ingress.push({ ip: lb.public_net.ipv6.ip, ipMode });
+  }
+  if (!spec.disablePrivateIngress) {
+    for (const p of lb.private_net ?? []) if (p.ip) ingress.push({ ip: p.ip, ipMode });
+  }
+  return ingress;
+}

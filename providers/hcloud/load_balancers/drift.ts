@@ -1,0 +1,130 @@
+/**
+ * Drift repair: what a load balancer we manage should look like, remembered from the last sync that
+ * succeeded, compared with the balancer as one paginated list shows it. A difference (a service
+ * deleted in the console, a changed health check, a removed target) names the Service whose sync
+ * puts it back. The comparison is the plan the sync itself would make (`plan.ts`), so drift is
+ * exactly "a sync would change something"; what a sync cannot change (a target beyond the type's
+ * limit) is never drift.
+ *
+ * @module
+ */
+import type { components, HcloudClient } from "../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "./annotations.ts";
+import type { DesiredService } from "./desired.ts";
+import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+import {
+  type LbAction,
+  planExposure,
+  planLabelTarget,
+  planServerTargets,
+  planServices,
+  planShape,
+} from "./plan.ts";
+
+type LB = components["schemas"]["load_balancer"];
+
+/** What the last successful sync of a balancer asked for. */
+export interface DriftRecord {
+  serviceUid: string;
+  clusterId?: string;
+  spec: LoadBalancerSpec;
+  services: DesiredService[];
+  /** A label-selector target, or the servers targeted one by one. */
+  targets: { selector: string } | { serverIds: number[] };
+  /** The network the balancer is attached to, when there is one. */
+  networkId?: number;
+  /** Robot Nodes' IP targets as applied (sorted, comma-joined), when Robot is on. */
+  ipTargets?: string;
+}
+
+/** The differences between `lb` and `record`, in words; empty when a sync would change nothing. */
+export function driftOf(lb: LB, record: DriftRecord): string[] {
+  const owner = { serviceUid: record.serviceUid, clusterId: record.clusterId };
+  const { spec } = record;
+  const actions: LbAction[] = [
+    ...planShape(lb, spec, owner),
+    ...planExposure(lb, spec),
+    ...planServices(lb, record.services),
+  ];
+  if ("selector" in record.targets) {
+    actions.push(...planLabelTarget(lb, record.targets.selector, spec.usePrivateIp));
+  } else {
+    const servers = (lb.targets ?? []).filter((t) => t.type === "server").length;
+    const room = servers < (lb.load_balancer_type?.max_targets ?? Infinity);
+    actions.push(
+      ...planServerTargets(lb, record.targets.serverIds, spec.usePrivateIp)
+        .filter((a) => a.kind === "remove_target" || room),
+    );
+  }
+  const words = actions.map(describe);
+  if (record.networkId !== undefined && !(lb.private_net ?? []).some((p) => p.network === record.networkId)) {
+    words.push(`not attached to network ${record.networkId}`);
+  }
+  if (record.ipTargets !== undefined) {
+    const ips = (lb.targets ?? []).filter((t) => t.type === "ip" && t.ip).map((t) => t.ip!.ip).sort().join(
+      ",",
+    );
+    if (ips !== record.ipTargets) words.push("IP targets changed");
+  }
+  return [...new Set(words)];
+}
+
+function describe(action: LbAction): string {
+  switch (action.kind) {
+    case "update":
+      return "labels or name changed";
+    case "change_dns_ptr":
+      return `reverse DNS of ${action.ip} changed`;
+    case "change_algorithm":
+      return "algorithm changed";
+    case "change_type":
+      return "type changed";
+    case "public_interface":
+      return "public interface changed";
+    case "change_protection":
+      return "delete protection changed";
+    case "delete_service":
+      return `service on port ${action.listenPort} added`;
+    case "add_service":
+      return `service on port ${action.service.listen_port} deleted`;
+    case "update_service":
+      return `service on port ${action.service.listen_port} changed`;
+    case "remove_target":
+      return "target added";
+    case "add_target":
+      return "target removed";
+  }
+}
+
+/** Page size for the drift list: a label-selector balancer lists every server it matches. */
+export function driftPageSize(nodes: number): number {
+  // About 150 bytes per matched server; pages stay near 6 MB so parsing them stays small at 5000 Nodes.
+  return Math.max(1, Math.min(50, Math.floor(6_000_000 / (2_000 + 150 * nodes))));
+}
+
+/** This cluster's balancers, in pages of `perPage`, with nested selector targets dropped as they arrive. */
+export function listClusterLoadBalancers(
+  client: HcloudClient,
+  clusterId: string,
+  perPage: number,
+  sample?: (lb: LB) => void,
+): Promise<LB[]> {
+  return client.listAll<LB, LB>(
+    "list load balancers",
+    "load_balancers",
+    (page) =>
+      client.api.GET("/load_balancers", {
+        params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: perPage } },
+      }),
+    // `sample` sees the servers a label selector resolves before they are dropped to save memory.
+    (lb) => {
+      sample?.(lb);
+      return { ...lb, targets: (lb.targets ?? []).map(({ targets: _, health_status: __, ...t }) => t) };
+    },
+  );
+}
+
+/** The Service UID a listed balancer belongs to. */
+export function ownerOf(lb: LB): string | undefined {
+  return lb.labels?.[SERVICE_UID_LABEL];
+}

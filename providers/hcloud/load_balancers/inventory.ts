@@ -1,0 +1,100 @@
+/**
+ * This cluster's load balancers as a whole (by the cluster-id label): the orphan sweep, and the
+ * check that every Service's balancer still exists. Both read small pages cut down as they arrive:
+ * a label-selector balancer lists every matched server with its health, ~120 kB at 1000 Nodes, so
+ * 50 of them in one page cost 30 MB to parse.
+ *
+ * @module
+ */
+import { CloudApiError } from "../../errors.ts";
+import type { components, HcloudClient } from "../../../hcloud_api/mod.ts";
+
+type Schemas = components["schemas"];
+import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+
+/** Orphans younger than this may still be in the middle of their first sync. */
+const ORPHAN_MIN_AGE_MS = 60_000;
+
+/** The fields of a listed load balancer the orphan sweep reads, and what it keeps of them. */
+interface SweptRaw {
+  id: number;
+  labels?: Record<string, string>;
+  protection?: { delete?: boolean };
+  created: string;
+}
+interface Swept {
+  id: number;
+  uid?: string;
+  protected: boolean;
+  created: number;
+}
+
+/**
+ * Deletes this cluster's unprotected balancers older than a minute whose Service is not among
+ * `liveServiceUids` (created by a request in flight during a crash). Returns how many went.
+ */
+export async function sweepOrphans(
+  client: HcloudClient,
+  clusterId: string,
+  liveServiceUids: Set<string>,
+): Promise<number> {
+  const all = await client.listAll<SweptRaw, Swept>(
+    "list load balancers",
+    "load_balancers",
+    (page) =>
+      client.api.GET("/load_balancers", {
+        params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 10 } },
+      }),
+    (lb) => ({
+      id: lb.id,
+      uid: lb.labels?.[SERVICE_UID_LABEL],
+      protected: lb.protection?.delete === true,
+      created: Date.parse(lb.created),
+    }),
+  );
+  let deleted = 0;
+  for (const lb of all) {
+    if (!lb.uid || liveServiceUids.has(lb.uid) || lb.protected) continue;
+    if (!(Date.now() - lb.created >= ORPHAN_MIN_AGE_MS)) continue; // young, or no valid `created`
+    try {
+      await client.call(
+        "delete orphaned load balancer",
+        client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
+      );
+      deleted++;
+    } catch (err) {
+      if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+    }
+  }
+  return deleted;
+}
+
+/**
+ * One request counts this cluster's balancers (a page of one); only when fewer exist than
+ * `expected` are they listed, to tell whose are missing. Undefined: none is missing. The one
+ * balancer that page holds goes to `sample` (its label-selector target shows which servers carry
+ * the target label, at no extra request).
+ */
+export async function existingOwners(
+  client: HcloudClient,
+  clusterId: string,
+  expected: number,
+  sample?: (lb: Schemas["load_balancer"]) => void,
+): Promise<Set<string> | undefined> {
+  const label_selector = `${CLUSTER_ID_LABEL}=${clusterId}`;
+  const first = await client.call(
+    "count load balancers",
+    client.api.GET("/load_balancers", { params: { query: { label_selector, per_page: 1 } } }),
+  );
+  if (first.load_balancers?.[0]) sample?.(first.load_balancers[0]);
+  const total = first.meta?.pagination?.total_entries;
+  if (typeof total === "number" && total >= expected) return undefined;
+  const owners = await client.listAll<{ labels?: Record<string, string> }, string>(
+    "list load balancers",
+    "load_balancers",
+    (page) =>
+      client.api.GET("/load_balancers", { params: { query: { label_selector, page, per_page: 10 } } }),
+    (lb) => lb.labels?.[SERVICE_UID_LABEL] ?? "",
+  );
+  return new Set(owners.filter(Boolean));
+}

@@ -1,0 +1,464 @@
+/**
+ * Hetzner load balancers for Services, compatible with the official CCM: found by the label
+ * `hcloud-ccm/service-uid`, else adopted by name; created with services, targets and network in
+ * one request; afterwards only differences are applied, each action awaited (a busy load balancer
+ * answers `locked`).
+ *
+ * @module
+ */
+import { withSignal } from "../../../lib/cancellation.ts";
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import type {
+  DriftReport,
+  LoadBalancerResult,
+  LoadBalancers,
+  LoadBalancerStatus,
+  ProviderWarning,
+} from "../../provider.ts";
+import { attachWarnings, CloudApiError, markNoBalancer, TerminalError } from "../../errors.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
+import type { LoadBalancerDefaults } from "../config.ts";
+import {
+  defaultLoadBalancerName,
+  earliestStage,
+  HccmStage,
+  type LoadBalancerSpec,
+  parseLoadBalancerSpec,
+} from "./annotations.ts";
+import {
+  desiredServerIds,
+  type DesiredService,
+  desiredServices,
+  ingressOf,
+  unsupportedPorts,
+} from "./desired.ts";
+import { LbCertificates } from "./certificates.ts";
+import { checkServiceFields } from "./service_fields.ts";
+import { LbLookup } from "./lookup.ts";
+import { existingOwners, sweepOrphans } from "./inventory.ts";
+import { CatalogCache } from "./catalog_cache.ts";
+import { primaryIpWarnings } from "./primary_ips.ts";
+import { type RobotTargetContext, robotTargetIps } from "./robot_targets.ts";
+import { LbTargets, selectedNodes, warnTooManyTargets } from "./targets.ts";
+import { checkCatalog, checkServiceLimit } from "./catalog_checks.ts";
+import { createLoadBalancer, reconcileNetwork } from "./create.ts";
+import { ServerLabeler } from "../servers/mod.ts";
+import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
+import { parseLabelSelector } from "../../../lib/label_selector.ts";
+import { type LbAction, planExposure, planServices, planShape } from "./plan.ts";
+import { executeLbAction } from "./actions.ts";
+import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
+import { CoManagedBalancers, findCoManaged } from "./co_managed.ts";
+import { ExternalObjectConsent } from "./consent.ts";
+import { identityLabels } from "./labels.ts";
+
+type LB = Schemas["load_balancer"];
+
+export { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+
+/** See the module doc. */
+export class HcloudLoadBalancers implements LoadBalancers {
+  readonly #client: HcloudClient;
+  readonly #actions: ActionWaiter;
+  readonly #defaults: LoadBalancerDefaults;
+  readonly #network: ConfiguredNetwork;
+  readonly #certificates: LbCertificates;
+  readonly #catalog: CatalogCache;
+  readonly #labeler: ServerLabeler;
+  #clusterId?: string;
+  readonly #lookup: LbLookup;
+  readonly #robot: RobotTargetContext;
+  readonly #targets: LbTargets;
+  /** What the last successful sync asked of each balancer (by ID), for drift repair. */
+  readonly #asked = new Map<number, DriftRecord>();
+  /** Eligible Nodes at the last sync: sizes the drift list's pages. */
+  #nodeCount = 0;
+  /** Balancers made outside Kubernetes that Services are attached to (`attach-to`). */
+  readonly #coManaged: CoManagedBalancers;
+  /** Who may name objects made outside the CCM (consent.ts). */
+  readonly #consent: ExternalObjectConsent;
+  readonly #onCredentialsChanged?: (listener: () => void) => void;
+
+  constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults) {
+    this.#onCredentialsChanged = ctx.onCredentialsChanged;
+    this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
+    this.#labeler = new ServerLabeler(ctx.client, ctx.cache);
+    this.#client = ctx.client;
+    this.#actions = ctx.actions;
+    this.#defaults = defaults;
+    this.#network = ctx.network;
+    this.#consent = new ExternalObjectConsent(defaults.externalObjectsNamespaces);
+    this.#certificates = new LbCertificates(ctx.client, ctx.actions, this.#consent);
+    this.#catalog = new CatalogCache(ctx.client);
+    this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
+    this.#lookup = new LbLookup(ctx.client, () => this.#clusterId, this.#consent);
+    this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#consent);
+  }
+
+  getLoadBalancerName(_cluster: string, service: Service): string {
+    return parseLoadBalancerSpec(service, this.#defaults).spec.name || defaultLoadBalancerName(service);
+  }
+
+  async getLoadBalancer(
+    _cluster: string,
+    service: Service,
+    signal?: AbortSignal,
+  ): Promise<LoadBalancerStatus | undefined> {
+    return await withSignal(signal, async () => {
+      const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+      // A co-managed balancer carries no owner label: it is the one attach-to names.
+      const lb = spec.attachTo
+        ? await findCoManaged(this.#client, spec.attachTo)
+        : await this.#lookup.findByUid(service);
+      if (!lb) return undefined;
+      return { ingress: ingressOf(lb, spec) };
+    });
+  }
+
+  async ensureLoadBalancer(
+    cluster: string,
+    service: Service,
+    nodes: Node[],
+    signal?: AbortSignal,
+  ): Promise<LoadBalancerResult> {
+    return await withSignal(signal, async () => {
+      // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
+      // (not for a co-managed balancer, whose type is its maker's). A refused value comes with the
+      // warnings HCCM gives before it reaches that value (see HccmStage): the type is resolved
+      // after the node-selector, non-TCP ports are reported as the services are built.
+      const { spec: parsed, invalid } = parseLoadBalancerSpec(service, this.#defaults);
+      if (parsed.usePrivateIp && this.#network.id === undefined) invalid.add("use-private-ip"); // see #spec
+      const stage = earliestStage(invalid) ?? HccmStage.Ingress;
+      const unconfigured: ProviderWarning[] =
+        parsed.typeAnnotated || this.#defaults.type || parsed.attachTo || stage < HccmStage.Create ? [] : [{
+          reason: "LoadBalancerTypeUnconfigured",
+          message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
+            'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
+            '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
+        }];
+      try {
+        const result = await this.#ensure(cluster, service, nodes);
+        return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
+      } catch (err) {
+        attachWarnings(err, unconfigured);
+        if (invalid.size && stage >= HccmStage.Services) attachWarnings(err, unsupportedPorts(service));
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Syncs; a failure that leaves the Service without a balancer of its own (none found and none
+   * made, or the name refused) is marked so, and the controller stops advertising old addresses.
+   */
+  async #ensure(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
+    const state = { lookedUp: false, found: false };
+    try {
+      return await this.#ensureFound(cluster, service, nodes, state);
+    } catch (err) {
+      if (state.lookedUp && !state.found) markNoBalancer(err);
+      throw err;
+    }
+  }
+
+  async #ensureFound(
+    cluster: string,
+    service: Service,
+    nodes: Node[],
+    state: { lookedUp: boolean; found: boolean },
+  ): Promise<LoadBalancerResult> {
+    const spec = this.#spec(service);
+    if (spec.attachTo) return await this.#ensureCoManaged(service, spec, nodes);
+    // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
+    const identity = spec.nodeSelector ? undefined : this.#clusterId;
+    const selector = identity ? this.#labeler.selector(identity) : undefined;
+    // Taken before any await, so this node set can never overwrite a newer one (see ServerLabeler);
+    // applied once the input has been checked, so bad input changes nothing in the cloud.
+    if (identity) this.#labeler.want(identity, nodes);
+    const warnings: ProviderWarning[] = [];
+    await checkCatalog(this.#catalog, spec, warnings);
+    // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
+    const certificates = spec.protocol === "https" || spec.certificateType === "managed"
+      ? await this.#certificates.resolve(service, spec)
+      : { ids: [], warnings: [] };
+    warnings.push(...certificates.warnings);
+    const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificates.ids);
+    const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
+    const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+    warnings.push(...serviceWarnings, ...targetWarnings, ...robotTargets.warnings);
+    let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
+    state.lookedUp = true;
+    state.found = lb !== undefined;
+    await checkServiceLimit(this.#catalog, spec, lb, services.length);
+    const fields = checkServiceFields(service, spec, services.length);
+    warnings.push(...fields.warnings);
+    if (!lb && fields.refuseCreate) {
+      const err = new TerminalError(fields.refuseCreate);
+      attachWarnings(err, warnings.filter((w) => w.reason !== "NothingToServe"));
+      throw err;
+    }
+    // Primary IPs a new balancer would take: the consent to use them is checked before any change.
+    if (!lb) {
+      await this.#consent.checkPrimaryIps(
+        this.#client,
+        service,
+        [spec.publicNetIpv4, spec.publicNetIpv6].filter((id): id is number => id !== undefined),
+      );
+    }
+    if (identity) await this.#labeler.apply();
+    if (lb) warnings.push(...primaryIpWarnings(lb, spec));
+    if (!lb) {
+      lb = await createLoadBalancer(this.#client, this.#actions, {
+        name: this.getLoadBalancerName(cluster, service),
+        serviceUid: service.metadata!.uid!,
+        clusterId: this.#clusterId,
+        identity: identityLabels(service),
+        spec,
+        services,
+        serverIds: ids,
+        selector,
+        networkId: this.#network.id,
+      });
+    }
+    let changed = await this.#reconcileAttributes(lb, service, spec);
+    if (changed) lb = await this.#lookup.get(lb.id);
+    if (selector) warnTooManyTargets(ids.length, lb.load_balancer_type, warnings);
+    changed = (await this.#reconcileServices(lb, services)) || changed;
+    changed =
+      (await (selector
+        ? this.#targets.label(lb, selector, spec.usePrivateIp)
+        : this.#targets.servers(lb, ids, spec, warnings, nodes))) ||
+      changed;
+    changed = (await this.#targets.ips(lb, robotTargets.ips, warnings)) || changed;
+    if (changed) lb = await this.#lookup.get(lb.id);
+    this.#nodeCount = nodes.length;
+    this.#asked.set(lb.id, {
+      serviceUid: service.metadata!.uid!,
+      clusterId: this.#clusterId,
+      spec,
+      services,
+      targets: selector ? { selector } : { serverIds: ids },
+      networkId: this.#network.id,
+    });
+    return { ingress: ingressOf(lb, spec), warnings };
+  }
+
+  /** A Service attached to a balancer made outside Kubernetes: only its ports and the target are ours. */
+  async #ensureCoManaged(
+    service: Service,
+    spec: LoadBalancerSpec,
+    nodes: Node[],
+  ): Promise<LoadBalancerResult> {
+    // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
+    const certificates = spec.protocol === "https" || spec.certificateType === "managed"
+      ? await this.#certificates.resolve(service, spec)
+      : { ids: [], warnings: [] };
+    const { services, warnings } = desiredServices(service, spec, certificates.ids);
+    const fields = checkServiceFields(service, spec, services.length);
+    const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
+    return {
+      ...result,
+      warnings: [...certificates.warnings, ...warnings, ...fields.warnings, ...result.warnings ?? []],
+    };
+  }
+
+  setClusterId(clusterId: string): void {
+    this.#clusterId = clusterId;
+  }
+
+  sweepOrphans(clusterId: string, liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
+    return withSignal(signal, () => sweepOrphans(this.#client, clusterId, liveServiceUids));
+  }
+
+  /** Labels the eligible servers once for every label-selector load balancer. */
+  async syncNodes(_cluster: string, nodes: Node[], signal?: AbortSignal): Promise<void> {
+    return await withSignal(signal, async () => {
+      if (this.#clusterId) await this.#labeler.sync(this.#clusterId, nodes);
+    });
+  }
+
+  async updateLoadBalancer(
+    cluster: string,
+    service: Service,
+    nodes: Node[],
+    signal?: AbortSignal,
+  ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
+    return await withSignal(signal, async () => {
+      const spec = this.#spec(service);
+      // A co-managed balancer's target is this cluster's label selector, which follows the labels.
+      if (spec.attachTo) return { warnings: [], updated: false };
+      // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
+      // but say when the type cannot hold them all.
+      if (!spec.nodeSelector && this.#clusterId) {
+        const warnings: ProviderWarning[] = [];
+        const type = (await this.#catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
+        warnTooManyTargets(desiredServerIds(nodes, spec, this.#robot.enabled).ids.length, type, warnings);
+        const name = this.getLoadBalancerName(cluster, service);
+        const updated = await this.#targets.robotIfChanged(
+          name,
+          spec,
+          nodes,
+          warnings,
+          () => this.#lookup.findOwned(name, service, spec).catch(ignoreRefused),
+        );
+        return { warnings, updated };
+      }
+      // A same-named balancer we may not take was reported by the last ensure: leave it alone here.
+      const lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec)
+        .catch(
+          ignoreRefused,
+        );
+      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
+      const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+      warnings.push(...robotTargets.warnings);
+      if (!lb) return { warnings, updated: false };
+      let changed = await this.#targets.servers(lb, ids, spec, warnings, nodes);
+      changed = (await this.#targets.ips(lb, robotTargets.ips, warnings)) || changed;
+      this.#nodeCount = nodes.length;
+      const asked = this.#asked.get(lb.id);
+      if (asked) asked.targets = { serverIds: ids };
+      return { warnings, updated: changed };
+    });
+  }
+
+  targetNodeNames(service: Service, nodes: Node[]): Set<string> | undefined {
+    const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+    if (!spec.nodeSelector) return undefined;
+    let selector;
+    try {
+      selector = parseLabelSelector(spec.nodeSelector);
+    } catch {
+      return undefined; // reported by the ensure that rejected it
+    }
+    return new Set(
+      nodes.filter((n) => selector.matches(n.metadata?.labels ?? {})).map((n) => n.metadata!.name!),
+    );
+  }
+
+  async existingLoadBalancerOwners(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined> {
+    return await withSignal(signal, async () => {
+      if (!this.#clusterId) return undefined;
+      // Co-managed balancers carry no label of ours: their Services count as having one.
+      const attached = [...this.#coManaged.attached.keys()];
+      const owners = await existingOwners(
+        this.#client,
+        this.#clusterId,
+        expected - attached.length,
+        (lb) => this.#labeler.checkResolved(lb),
+      );
+      if (owners) { for (const uid of attached) owners.add(uid); }
+      return owners;
+    });
+  }
+
+  async checkDrift(signal?: AbortSignal): Promise<DriftReport | undefined> {
+    return await withSignal(signal, async () => {
+      if (!this.#clusterId) return undefined;
+      const listed = await listClusterLoadBalancers(
+        this.#client,
+        this.#clusterId,
+        driftPageSize(this.#nodeCount),
+        (lb) => this.#labeler.checkResolved(lb),
+      );
+      const owners = new Set<string>();
+      const drifted = new Map<string, string[]>();
+      for (const lb of listed) {
+        const uid = ownerOf(lb);
+        if (uid) owners.add(uid);
+        const asked = this.#asked.get(lb.id);
+        if (!asked || asked.serviceUid !== uid) continue;
+        const ipTargets = this.#robot.enabled ? this.#targets.appliedIps.get(lb.name) : undefined;
+        const differences = driftOf(lb, { ...asked, ipTargets });
+        if (differences.length) drifted.set(asked.serviceUid, differences);
+      }
+      for (const uid of this.#coManaged.attached.keys()) owners.add(uid);
+      return { owners, drifted };
+    });
+  }
+
+  async ensureLoadBalancerDeleted(
+    _cluster: string,
+    service: Service,
+    signal?: AbortSignal,
+  ): Promise<void | { annotations: Record<string, null> }> {
+    return await withSignal(signal, async () => {
+      const released = await this.#coManaged.release(service, this.#clusterId);
+      if (released || parseLoadBalancerSpec(service, this.#defaults).spec.attachTo) {
+        await this.#certificates.deleteFor(service);
+        return released;
+      }
+      const lb = await this.#lookup.findByUid(service);
+      if (lb) this.#asked.delete(lb.id);
+      // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
+      if (lb?.protection?.delete) return;
+      if (lb) {
+        try {
+          await this.#client.call(
+            "delete load balancer",
+            this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
+          );
+        } catch (err) {
+          if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+        }
+      }
+      // Managed certificates created for the Service go with its balancer (unless used elsewhere).
+      const managed = parseLoadBalancerSpec(service, this.#defaults).spec.certificateType === "managed";
+      if (managed || lb?.services.some((s) => s.protocol === "https")) {
+        await this.#certificates.deleteFor(service);
+      }
+    });
+  }
+
+  #spec(service: Service): LoadBalancerSpec {
+    const { spec, errors } = parseLoadBalancerSpec(service, this.#defaults);
+    if (spec.usePrivateIp && this.#network.id === undefined) {
+      errors.push(
+        "annotation load-balancer.hetzner.cloud/use-private-ip needs a network (HCLOUD_NETWORK is not set)",
+      );
+    }
+    if (errors.length) throw new TerminalError(errors.join("; "));
+    return spec;
+  }
+
+  onCloudChanged(listener: () => void): void {
+    this.#onCredentialsChanged?.(listener);
+  }
+
+  setServiceLookup(exists: (uid: string) => boolean, all?: () => Service[]): void {
+    this.#lookup.serviceExists = exists;
+    this.#certificates.serviceExists = exists;
+    if (all) {
+      this.#coManaged.services = all;
+      this.#lookup.services = all;
+    }
+  }
+
+  /** Attributes by plan (plan.ts) and execution (actions.ts), the network step between. */
+  async #reconcileAttributes(lb: LB, service: Service, spec: LoadBalancerSpec): Promise<boolean> {
+    const owner = {
+      serviceUid: service.metadata!.uid!,
+      clusterId: this.#clusterId,
+      identity: identityLabels(service),
+    };
+    const run = async (actions: LbAction[]) => {
+      for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
+      return actions.length > 0;
+    };
+    let changed = await run(planShape(lb, spec, owner));
+    changed = (await reconcileNetwork(this.#client, this.#actions, lb, spec, this.#network.id)) || changed;
+    return (await run(planExposure(lb, spec))) || changed;
+  }
+
+  /** Services (ports) by plan and execution. */
+  async #reconcileServices(lb: LB, desired: DesiredService[]): Promise<boolean> {
+    const actions = planServices(lb, desired);
+    for (const action of actions) await executeLbAction(this.#client, this.#actions, lb.id, action);
+    return actions.length > 0;
+  }
+}
+
+/** A same-named balancer we may not take was reported by the last ensure: treated as none here. */
+function ignoreRefused(err: unknown): undefined {
+  if (err instanceof TerminalError) return undefined;
+  throw err;
+}

@@ -1,0 +1,170 @@
+/**
+ * Finding a Service's load balancer, and the ownership rule for taking over a same-named one: by
+ * the Service's UID label first; a same-named balancer only when no live owner claims it (labelled
+ * for a Service that no longer exists in this cluster, made for this Service's namespace and name
+ * when its labels say so, and not tagged by another cluster; or with no owner label at all and the
+ * Service's explicit `adopt-existing: "true"`). Anything else is refused with a message naming the
+ * balancer and its owner, and never changed.
+ *
+ * A name is also refused, before anything is created or taken over, when another live Service has the stronger claim
+ * to it (issue 33, probe N6: a tenant naming another Service's balancer would otherwise take the
+ * name the moment that balancer is lost, and lock its Service out): the name derived from a
+ * Service's own UID is always its own; between two Services annotating one name, the one that has
+ * been served (ingress in its status) wins, then the older one.
+ *
+ * @module
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { markNoBalancer, TerminalError } from "../../errors.ts";
+import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
+import { defaultLoadBalancerName, type LoadBalancerSpec } from "./annotations.ts";
+import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+import { ExternalObjectConsent } from "./consent.ts";
+
+function noBalancer(err: Error): Error {
+  markNoBalancer(err);
+  return err;
+}
+
+type LB = Schemas["load_balancer"];
+
+/** See the module doc. */
+export class LbLookup {
+  /** Whether a Service UID exists in this cluster; until the controller says, every UID does (safe). */
+  serviceExists: (uid: string) => boolean = () => true;
+  /** The cluster's Services, for the rival-claim rule (until the controller says, none). */
+  services: () => Service[] = () => [];
+
+  constructor(
+    private readonly client: HcloudClient,
+    private readonly clusterId: () => string | undefined,
+    private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
+  ) {}
+
+  /** The balancer labelled with the Service's UID (more than one is an error to fix by hand). */
+  async findByUid(service: Service): Promise<LB | undefined> {
+    const uid = service.metadata?.uid;
+    if (!uid) return undefined;
+    const data = await this.client.call(
+      "find load balancer",
+      this.client.api.GET("/load_balancers", {
+        params: { query: { label_selector: `${SERVICE_UID_LABEL}=${uid}` } },
+      }),
+    );
+    if (data.load_balancers.length > 1) {
+      throw new TerminalError(
+        `${data.load_balancers.length} load balancers carry ${SERVICE_UID_LABEL}=${uid}; remove the extra ones`,
+      );
+    }
+    return data.load_balancers[0];
+  }
+
+  /** The Service's balancer, or the same-named one it may take over (see the module doc). */
+  async findOwned(name: string, service: Service, spec: LoadBalancerSpec): Promise<LB | undefined> {
+    const own = await this.findByUid(service);
+    if (own) return own;
+    const found = await this.#findByName(name);
+    const rival = () => {
+      const claim = rivalClaim(name, service, this.services());
+      if (!claim) return;
+      throw noBalancer(
+        new TerminalError(
+          `load balancer name "${name}" is claimed by Service ${claim.who} (${claim.why}); nothing was ` +
+            "created or changed. Choose another name with the annotation load-balancer.hetzner.cloud/name",
+        ),
+      );
+    };
+    if (!found) {
+      rival();
+      return undefined;
+    }
+    const owner = found.labels?.[SERVICE_UID_LABEL];
+    const otherCluster = found.labels?.[CLUSTER_ID_LABEL];
+    // A refusal leaves the Service without a balancer of its own (the controller stops advertising).
+    const refuse = (why: string) => {
+      throw noBalancer(
+        new TerminalError(
+          `load balancer "${name}" (ID ${found.id}) exists and ${why}; it is left unchanged. Choose another ` +
+            `name with the annotation load-balancer.hetzner.cloud/name`,
+        ),
+      );
+    };
+    const ours = this.clusterId();
+    if (otherCluster && ours && otherCluster !== ours) {
+      refuse(`belongs to another cluster (${CLUSTER_ID_LABEL}=${otherCluster})`);
+    }
+    if (owner) {
+      if (this.serviceExists(owner)) refuse(`belongs to another Service (UID ${owner})`);
+      const other = madeForAnother(found.labels, service);
+      if (other) {
+        refuse(`was made for Service ${other}, which is gone; only a Service of that name takes it over`);
+      }
+      // Its Service is gone: a recreated Service takes it over (one its labels name, whatever others claim).
+      if (!found.labels?.[SERVICE_NAMESPACE_LABEL]) rival();
+      return found;
+    }
+    if (!spec.adoptExisting) {
+      refuse(
+        "carries no owner label (made outside Kubernetes?); to take it over, and replace its services and " +
+          'targets, annotate the Service with load-balancer.hetzner.cloud/adopt-existing: "true"',
+      );
+    }
+    rival();
+    try {
+      this.consent.check(service, found, `load balancer "${name}" (ID ${found.id})`);
+    } catch (err) {
+      throw noBalancer(err as Error);
+    }
+    return found;
+  }
+
+  /** One balancer, fresh. */
+  async get(id: number): Promise<LB> {
+    return (await this.client.call(
+      "get load balancer",
+      this.client.api.GET("/load_balancers/{id}", { params: { path: { id } } }),
+    ))
+      .load_balancer;
+  }
+
+  async #findByName(name: string): Promise<LB | undefined> {
+    const data = await this.client.call(
+      "find load balancer",
+      this.client.api.GET("/load_balancers", { params: { query: { name } } }),
+    );
+    return data.load_balancers[0];
+  }
+}
+
+const NAME_ANNOTATION = "load-balancer.hetzner.cloud/name";
+
+/**
+ * The live Service with a stronger claim to the balancer name `name` than `service`, if any (see
+ * the module doc). Reads the name annotation directly: this runs only when a Service has no
+ * balancer of its own yet, once per other Service.
+ */
+export function rivalClaim(
+  name: string,
+  service: Service,
+  services: Service[],
+): { who: string; why: string } | undefined {
+  const uid = service.metadata?.uid;
+  if (defaultLoadBalancerName(service) === name) return undefined; // its own, whoever else names it
+  const served = (s: Service) => (s.status?.loadBalancer?.ingress ?? []).length > 0;
+  const created = (s: Service) => s.metadata?.creationTimestamp ?? "";
+  for (const other of services) {
+    const annotations = other.metadata?.annotations ?? {};
+    if (other.metadata?.uid === uid || other.spec?.type !== "LoadBalancer") continue;
+    if (annotations["load-balancer.hetzner.cloud/attach-to"]) continue; // no balancer of its own
+    const who = `${other.metadata?.namespace ?? "default"}/${other.metadata?.name}`;
+    if (defaultLoadBalancerName(other) === name) return { who, why: "the name made from its UID" };
+    if (annotations[NAME_ANNOTATION] !== name) continue;
+    if (served(other) && !served(service)) return { who, why: "it is served under that name" };
+    if (served(other) !== served(service)) continue;
+    const [a, b] = [created(other), created(service)];
+    if (a < b || (a === b && (other.metadata?.uid ?? "") < (uid ?? ""))) {
+      return { who, why: `it claimed the name first, created ${a || "earlier"}` };
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,10 @@
+/**
+ * The load balancers room: Services as Hetzner load balancers (annotations, the plan/execute diff,
+ * lookup and ownership, certificates, targets, co-managed balancers, drift repair and the orphan sweep).
+ *
+ * @module
+ */
+export { KNOWN_ANNOTATIONS, parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
+export { CO_MANAGED_STATE } from "./co_managed.ts";
+export { driftPageSize } from "./drift.ts";
+export { HcloudLoadBalancers } from "./load_balancers.ts";

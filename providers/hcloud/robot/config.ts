@@ -1,0 +1,82 @@
+/**
+ * Robot (dedicated root servers) settings: the official CCM's `ROBOT_*` variables with its names
+ * and defaults, plus `ROBOT_ENDPOINT` (ours, for a simulator or proxy). Problems name the variable,
+ * never a credential's value.
+ *
+ * @module
+ */
+import { parseDuration } from "../../../lib/duration.ts";
+import type { EnvVar } from "../../../config/env.ts";
+
+/** The Robot webservice. */
+export const DEFAULT_ROBOT_ENDPOINT = "https://robot-ws.your-server.de";
+
+/** What the provider needs to reach Robot. */
+export interface RobotConfig {
+  enabled: boolean;
+  /** Both or neither: without them Robot Nodes can only be targeted by their InternalIP. */
+  user?: string;
+  password?: string;
+  endpoint: string;
+  /** `ROBOT_CACHE_TIMEOUT` (default 5m): how long one server list serves every lookup. */
+  cacheTimeoutMs: number;
+  /** `ROBOT_RATE_LIMIT_WAIT_TIME`: no Robot call for this long after Robot's rate limit answered. */
+  rateLimitWaitMs: number;
+  /** `ROBOT_FORWARD_INTERNAL_IPS` (default true): keep the kubelet's InternalIPs on Robot Nodes. */
+  forwardInternalIps: boolean;
+}
+
+/** Reads the Robot settings, pushing problems (naming variables only) onto `errors`. */
+export async function readRobotConfig(
+  env: Record<string, string | undefined>,
+  errors: string[],
+  parseBool: (name: EnvVar, fallback: boolean) => boolean,
+): Promise<RobotConfig> {
+  const str = (name: EnvVar) => (env[name] === "" ? undefined : env[name]);
+  const secret = async (name: "ROBOT_USER" | "ROBOT_PASSWORD") => {
+    const direct = str(name);
+    const file = str(`${name}_FILE`);
+    if (!file) return direct;
+    if (direct !== undefined) {
+      errors.push(`${name} and ${name}_FILE are both set: set only one of them`);
+      return direct;
+    }
+    try {
+      return (await Deno.readTextFile(file)).trim() || undefined;
+    } catch (err) {
+      errors.push(`${name}_FILE: cannot read ${file}: ${(err as Error).name}`);
+      return undefined;
+    }
+  };
+  const duration = (name: EnvVar, fallback: number) => {
+    const v = str(name);
+    if (v === undefined) return fallback;
+    const ms = parseDuration(v);
+    if (ms === undefined || ms < 0) {
+      errors.push(`${name}: "${v}" is not a duration like "5m" or "30s"`);
+      return fallback;
+    }
+    return ms;
+  };
+  const enabled = parseBool("ROBOT_ENABLED", false);
+  const user = await secret("ROBOT_USER");
+  const password = await secret("ROBOT_PASSWORD");
+  if (enabled && (user === undefined) !== (password === undefined)) {
+    errors.push("ROBOT_USER and ROBOT_PASSWORD: set both (or their _FILE forms), or neither");
+  }
+  const endpoint = (str("ROBOT_ENDPOINT") ?? DEFAULT_ROBOT_ENDPOINT).replace(/\/+$/, "");
+  if (!/^https?:\/\/[^/]/.test(endpoint)) errors.push(`ROBOT_ENDPOINT: "${endpoint}" is not an http(s) URL`);
+  const cacheTimeoutMs = duration("ROBOT_CACHE_TIMEOUT", 300_000) || 300_000;
+  return {
+    enabled,
+    user: enabled ? user : undefined,
+    password: enabled ? password : undefined,
+    endpoint,
+    cacheTimeoutMs,
+    // The official CCM's default is 0 (ask again at once); Robot's hourly limits refill slowly, so
+    // knocking again at every reconcile only keeps the limit exhausted: wait 5 minutes by default.
+    rateLimitWaitMs: duration("ROBOT_RATE_LIMIT_WAIT_TIME", 300_000),
+    // As in the official CCM: only meaningful with Robot on.
+    forwardInternalIps: enabled && parseBool("ROBOT_FORWARD_INTERNAL_IPS", true),
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * Routes in a Hetzner private network: destination = pod CIDR, gateway = the node's private IP.
+ * `listRoutes` costs one `GET /networks/{id}`; create and delete reuse what it read, so a
+ * reconciliation reads the network once.
+ *
+ * @module
+ */
+import { withSignal } from "../../../lib/cancellation.ts";
+import type { Route, Routes } from "../../provider.ts";
+import { TerminalError } from "../../errors.ts";
+import {
+  type ActionWaiter,
+  type HcloudClient,
+  type NetworkInfo,
+  toNetworkInfo,
+} from "../../../hcloud_api/mod.ts";
+import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
+import type { ServerCache } from "../servers/mod.ts";
+import { cidrContains, parseCidr } from "../../../lib/cidr.ts";
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import { parseProviderId } from "../provider_id.ts";
+
+/** See the module doc. The network's ID is read when used, since it is resolved at initialization. */
+export class HcloudRoutes implements Routes {
+  readonly #client: HcloudClient;
+  readonly #actions: ActionWaiter;
+  readonly #configured: ConfiguredNetwork;
+  readonly #cache: ServerCache;
+  #network?: NetworkInfo;
+
+  constructor(ctx: HcloudContext) {
+    this.#client = ctx.client;
+    this.#actions = ctx.actions;
+    this.#configured = ctx.network;
+    this.#cache = ctx.cache;
+  }
+
+  /** Robot Nodes are not in the Cloud network: routes cannot use them as a gateway. */
+  unroutable(node: Node): string | undefined {
+    return parseProviderId(node.spec?.providerID).kind === "robot"
+      ? "the Node is a Robot server, which a Hetzner Cloud network route cannot point at; its pods need the CNI's own routing (or a vSwitch)"
+      : undefined;
+  }
+
+  /** Every route of the network; the gateway is reported as the target's InternalIP. */
+  async listRoutes(_clusterName: string, signal?: AbortSignal): Promise<Route[]> {
+    return await withSignal(signal, async () => {
+      const id = this.#id();
+      const data = await this.#client.call(
+        "get network",
+        this.#client.api.GET("/networks/{id}", { params: { path: { id } } }),
+      );
+      this.#network = toNetworkInfo(data.network);
+      // Who holds each gateway, from the last server list (no extra call; unknown until one exists).
+      const servers = this.#cache.peek();
+      return this.#network.routes.map((r) => {
+        const holder = servers?.byIp.get(r.gateway)?.find((s) =>
+          s.privateNets.some((p) => p.network === id && p.ip === r.gateway)
+        );
+        return {
+          name: `${r.gateway}-${r.destination}`,
+          targetNode: "",
+          targetNodeAddresses: [{ type: "InternalIP", address: r.gateway }],
+          destinationCIDR: r.destination,
+          ...(holder ? { gatewayProviderID: `hcloud://${holder.id}` } : {}),
+        };
+      });
+    });
+  }
+
+  /** Adds the route via the node's InternalIP inside the network's range. */
+  async createRoute(
+    _clusterName: string,
+    _nameHint: string,
+    route: Route,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return await withSignal(signal, async () => {
+      const destination = parseCidr(route.destinationCIDR);
+      if (!destination) throw new TerminalError(`route destination "${route.destinationCIDR}" is not a CIDR`);
+      if (destination.family === 6) {
+        throw new TerminalError("Hetzner private networks do not support IPv6 routes");
+      }
+      const network = this.#network ?? toNetworkInfo(
+        (await this.#client.call(
+          "get network",
+          this.#client.api.GET("/networks/{id}", { params: { path: { id: this.#id() } } }),
+        )).network,
+      );
+      const range = parseCidr(network.ipRange)!;
+      const gateway = (route.targetNodeAddresses ?? []).find((a) =>
+        a.type === "InternalIP" && cidrContains(range, a.address)
+      )?.address;
+      if (!gateway) {
+        throw new Error(
+          `node ${route.targetNode} has no InternalIP in network ${network.name} (${network.ipRange}); is its server attached to the network?`,
+        );
+      }
+      const id = network.id;
+      const data = await this.#client.call(
+        "add route",
+        this.#client.api.POST("/networks/{id}/actions/add_route", {
+          params: { path: { id } },
+          body: { destination: destination.text, gateway },
+        }),
+      );
+      await this.#actions.wait(data.action);
+      network.routes.push({ destination: destination.text, gateway });
+    });
+  }
+
+  /** Deletes the route (its gateway comes from the listing). */
+  async deleteRoute(_clusterName: string, route: Route, signal?: AbortSignal): Promise<void> {
+    return await withSignal(signal, async () => {
+      const gateway = route.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address ??
+        this.#network?.routes.find((r) => r.destination === route.destinationCIDR)?.gateway;
+      if (!gateway) throw new Error(`no gateway known for route ${route.destinationCIDR}`);
+      const id = this.#id();
+      try {
+        const data = await this.#client.call(
+          "delete route",
+          this.#client.api.POST("/networks/{id}/actions/delete_route", {
+            params: { path: { id } },
+            body: { destination: route.destinationCIDR, gateway },
+          }),
+        );
+        await this.#actions.wait(data.action);
+      } catch (err) {
+        if ((err as { status?: number }).status !== 404) throw err; // already gone
+      }
+      if (this.#network) {
+        this.#network.routes = this.#network.routes.filter((r) =>
+          !(r.destination === route.destinationCIDR && r.gateway === gateway)
+        );
+      }
+    });
+  }
+
+  #id(): number {
+    const id = this.#configured.id;
+    if (id === undefined) throw new Error("the network is not resolved yet");
+    return id;
+  }
+}

@@ -1,0 +1,300 @@
+/**
+ * The server cache: one snapshot serves every lookup by ID, name and IP within a max age.
+ * Concurrent refreshes share one. A caller that must not act on data older than some moment
+ * (e.g. a Node's creation) passes `notBefore`, which forces at most one refresh for it.
+ *
+ * A refresh is a full paginated list, or (refresh mode `actions`, the default of the provider) an
+ * incremental one: the server and Primary IP action logs since the last one, and a direct read of
+ * only the servers they name. A full list still runs every `fullListPeriodMs` (labels and renames
+ * are not actions), when a caller demands one (`full`), and whenever the logs cannot be followed.
+ *
+ * @module
+ */
+import { type HcloudClient, type ServerInfo, toServerInfo } from "../../../hcloud_api/mod.ts";
+import type { Registry } from "../../../lib/metrics.ts";
+import { logger } from "../../../lib/log.ts";
+import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";
+import { CloudApiError } from "../../errors.ts";
+import { buildSnapshot, pagesOf, type ServerSnapshot, withChanges } from "./snapshot.ts";
+
+export type { ServerSnapshot } from "./snapshot.ts";
+export { ipv6HostOne } from "./snapshot.ts";
+
+/** Freshness demands of one lookup. */
+export interface Freshness {
+  /** Accept a snapshot at most this old (default: the cache's max age). */
+  maxAgeMs?: number;
+  /** Require a snapshot that started after this moment (ms since epoch). */
+  notBefore?: number;
+  /** Require a full list (not an incremental refresh), e.g. to find a renamed server. */
+  full?: boolean;
+}
+
+/** How refreshes read the cloud. */
+export type RefreshMode = "actions" | "list";
+
+/** Settings of {@link ServerCache}. */
+export interface ServerCacheOptions {
+  maxAgeMs?: number;
+  /** Default `list` (every refresh a full list). */
+  refresh?: RefreshMode;
+  /** In mode `actions`: the longest time between full lists (default 1 hour). */
+  fullListPeriodMs?: number;
+  metrics?: Registry;
+}
+
+const PAGE = 50;
+const CONCURRENT_READS = 5;
+/** Direct reads asked for within this window are decided together (one monitor pass, say). */
+const BATCH_WINDOW_MS = 50;
+
+/** See the module doc. */
+export class ServerCache {
+  readonly #client: HcloudClient;
+  readonly maxAgeMs: number;
+  readonly refreshMode: RefreshMode;
+  readonly #fullListPeriodMs: number;
+  readonly #log = logger("hcloud", "servers");
+  #snapshot?: ServerSnapshot;
+  #inflight?: Promise<ServerSnapshot>;
+  /** Action log cursors, valid for the current snapshot (undefined: the next refresh lists). */
+  #cursors?: { servers: number; primaryIps: number };
+  #lastFull = 0;
+  readonly #refreshes;
+  readonly #fallbacks;
+  readonly #lists;
+  readonly #listeners: ((snapshot: ServerSnapshot) => void)[] = [];
+  readonly #direct = new Map<number, { at: number; read: Promise<ServerInfo | undefined> }>();
+
+  constructor(client: HcloudClient, options: ServerCacheOptions = {}) {
+    this.#client = client;
+    this.maxAgeMs = options.maxAgeMs ?? 10_000;
+    this.refreshMode = options.refresh ?? "list";
+    this.#fullListPeriodMs = options.fullListPeriodMs ?? 3_600_000;
+    this.#lists = options.metrics?.counter(
+      "hcloud_server_cache_lists_total",
+      "Full server lists made by the server cache.",
+    );
+    this.#refreshes = options.metrics?.counter(
+      "hcloud_server_cache_refreshes_total",
+      "Server cache refreshes by kind: full (list of every server) or incremental (action logs).",
+    );
+    this.#fallbacks = options.metrics?.counter(
+      "hcloud_server_cache_action_log_fallbacks_total",
+      "Incremental refreshes that fell back to a full list, by reason (gap, too_many, error).",
+    );
+  }
+
+  /** The current snapshot, however old (never a cloud call). */
+  peek(): ServerSnapshot | undefined {
+    return this.#snapshot;
+  }
+
+  /** A snapshot meeting `freshness`, refreshing only when the current one does not. */
+  async get(freshness: Freshness = {}): Promise<ServerSnapshot> {
+    const maxAge = freshness.maxAgeMs ?? this.maxAgeMs;
+    const notBefore = freshness.notBefore ?? 0;
+    const meets = (s: ServerSnapshot) => s.at >= notBefore && (!freshness.full || s.full);
+    const s = this.#snapshot;
+    if (s && Date.now() - s.at < maxAge && meets(s)) return s;
+    const inflight = this.#inflight;
+    if (inflight) {
+      const next = await inflight.catch(() => undefined);
+      if (next && meets(next)) return next;
+    }
+    return await this.#refresh(freshness.full ?? false);
+  }
+
+  /**
+   * The server as it is now (read directly, at most once per max age), for decisions a stale
+   * snapshot must not make: a powered-off server records no action when shut down from inside.
+   * Lookups asked for within 50 ms share one full list once they outnumber its pages, so this
+   * never costs more than listing at every lookup.
+   */
+  server(id: number): Promise<ServerInfo | undefined> {
+    return this.serverRead(id).then((r) => r.info);
+  }
+
+  /** As {@link server}, with when the answer was read (ms since epoch): a list's time, or the read's. */
+  async serverRead(id: number): Promise<{ info: ServerInfo | undefined; at: number }> {
+    const s = this.#snapshot;
+    if (s?.full && Date.now() - s.at < this.maxAgeMs) return { info: s.byId.get(id), at: s.at };
+    const known = this.#direct.get(id);
+    if (known && Date.now() - known.at < this.maxAgeMs) return { info: await known.read, at: known.at };
+    const at = Date.now();
+    const read = this.#readDirect(id);
+    this.#direct.set(id, { at, read });
+    read.catch(() => this.#direct.delete(id));
+    return { info: await read, at };
+  }
+
+  /**
+   * One server read now, bypassing every cache (`GET /servers/{id}`; undefined only on 404): what a
+   * decision to delete a Node must rest on, since a snapshot or an earlier read may predate an API
+   * incident's end.
+   */
+  async fresh(id: number): Promise<ServerInfo | undefined> {
+    const read = this.#fetch(id);
+    this.#direct.set(id, { at: Date.now(), read });
+    read.catch(() => this.#direct.delete(id));
+    return await read;
+  }
+
+  /** Calls `listener` with every new snapshot of a full list. */
+  onSnapshot(listener: (snapshot: ServerSnapshot) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Forgets everything read so the next lookup lists again. */
+  invalidate(): void {
+    this.#snapshot = undefined;
+    this.#cursors = undefined;
+    this.#direct.clear();
+  }
+
+  #refresh(full: boolean): Promise<ServerSnapshot> {
+    const run = (async () => {
+      // Reading the two logs costs two requests at least: a full list of two pages or fewer is as
+      // cheap and complete, so small projects simply list.
+      const incremental = !full && this.refreshMode === "actions" && this.#snapshot && this.#cursors &&
+        pagesOf(this.#snapshot.all.length) > 2 && Date.now() - this.#lastFull < this.#fullListPeriodMs;
+      if (incremental) {
+        try {
+          const next = await this.#incremental(this.#snapshot!, this.#cursors!);
+          if (next) return next;
+        } catch (err) {
+          const reason = err instanceof ActionLogGapError ? err.reason : "error";
+          this.#fallbacks?.inc({ reason });
+          this.#log.info("action logs cannot be followed ({reason}: {error}); listing every server", {
+            reason,
+            error: (err as Error).message,
+          });
+        }
+      }
+      return await this.#full();
+    })();
+    this.#inflight = run;
+    run.finally(() => {
+      if (this.#inflight === run) this.#inflight = undefined;
+    }).catch(() => {});
+    return run;
+  }
+
+  async #full(): Promise<ServerSnapshot> {
+    const started = Date.now();
+    // The cursors are read first: whatever happens during the list is read again next time. A small
+    // project (see #refresh) is listed every time and needs none.
+    const small = this.#snapshot !== undefined && pagesOf(this.#snapshot.all.length) <= 2;
+    const cursors = this.refreshMode === "actions" && !small
+      ? await Promise.all([
+        newestActionId(this.#client, "/servers/actions"),
+        newestActionId(this.#client, "/primary_ips/actions"),
+      ]).then(([servers, primaryIps]) => ({ servers, primaryIps }), () => undefined)
+      : undefined;
+    this.#lists?.inc();
+    this.#refreshes?.inc({ kind: "full" });
+    const all = await this.#client.listAll<unknown, ServerInfo>(
+      "list servers",
+      "servers",
+      (page) => this.#client.api.GET("/servers", { params: { query: { page, per_page: PAGE } } }),
+      toServerInfo,
+    );
+    const snapshot = buildSnapshot(all, started, true);
+    this.#snapshot = snapshot;
+    this.#cursors = cursors;
+    this.#lastFull = started;
+    this.#direct.clear();
+    for (const listener of this.#listeners) listener(snapshot);
+    return snapshot;
+  }
+
+  /** The snapshot updated from the action logs, or undefined when a full list is cheaper. */
+  async #incremental(
+    base: ServerSnapshot,
+    cursors: { servers: number; primaryIps: number },
+  ): Promise<ServerSnapshot | undefined> {
+    const started = Date.now();
+    const [servers, primaryIps] = await Promise.all([
+      readActionLog(this.#client, "/servers/actions", cursors.servers),
+      readActionLog(this.#client, "/primary_ips/actions", cursors.primaryIps),
+    ]);
+    const ids = new Set<number>();
+    const touchedIps = new Set<number>();
+    for (const r of [...servers.resources, ...primaryIps.resources]) {
+      if (r.type === "server") ids.add(r.id);
+      if (r.type === "primary_ip") touchedIps.add(r.id);
+    }
+    // A Primary IP's old holder is in the snapshot; its new one is its assignee now.
+    for (const server of base.all) {
+      if (server.primaryIpIds.some((id) => touchedIps.has(id))) ids.add(server.id);
+    }
+    await this.#each([...touchedIps], async (id) => {
+      const assignee = await this.#assigneeOf(id);
+      if (assignee !== undefined) ids.add(assignee);
+    });
+    if (ids.size >= pagesOf(base.all.length)) return undefined;
+    const changed = new Map<number, ServerInfo | undefined>();
+    await this.#each([...ids], async (id) => changed.set(id, await this.#fetch(id)));
+    this.#refreshes?.inc({ kind: "incremental" });
+    const snapshot = withChanges(base, changed, started);
+    this.#snapshot = snapshot;
+    this.#cursors = { servers: servers.cursor, primaryIps: primaryIps.cursor };
+    for (const id of ids) this.#direct.delete(id);
+    return snapshot;
+  }
+
+  async #assigneeOf(primaryIpId: number): Promise<number | undefined> {
+    try {
+      const data = await this.#client.call(
+        "get primary ip",
+        this.#client.api.GET("/primary_ips/{id}", { params: { path: { id: primaryIpId } } }),
+      );
+      const ip = data.primary_ip as { assignee_id?: number | null; assignee_type?: string };
+      return ip.assignee_type === "server" && typeof ip.assignee_id === "number" ? ip.assignee_id : undefined;
+    } catch (err) {
+      if (err instanceof CloudApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** One server by ID, undefined when it is gone (404). */
+  async #fetch(id: number): Promise<ServerInfo | undefined> {
+    try {
+      const data = await this.#client.call(
+        "get server",
+        this.#client.api.GET("/servers/{id}", { params: { path: { id } } }),
+      );
+      return toServerInfo(data.server);
+    } catch (err) {
+      if (err instanceof CloudApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Direct reads asked for in one window; a full list serves them when that costs fewer requests. */
+  #batch?: { ids: Set<number>; done: Promise<Map<number, ServerInfo | undefined>> };
+
+  #readDirect(id: number): Promise<ServerInfo | undefined> {
+    if (!this.#batch) {
+      const ids = new Set<number>();
+      const done = new Promise<void>((r) => setTimeout(r, BATCH_WINDOW_MS)).then(async () => {
+        this.#batch = undefined;
+        const found = new Map<number, ServerInfo | undefined>();
+        if (ids.size > pagesOf(this.#snapshot?.all.length ?? 0)) {
+          const snapshot = await this.get({ notBefore: Date.now(), full: true });
+          for (const i of ids) found.set(i, snapshot.byId.get(i));
+        } else await this.#each([...ids], async (i) => found.set(i, await this.#fetch(i)));
+        return found;
+      });
+      this.#batch = { ids, done };
+    }
+    this.#batch.ids.add(id);
+    return this.#batch.done.then((found) => found.get(id));
+  }
+
+  async #each<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
+    for (let i = 0; i < items.length; i += CONCURRENT_READS) {
+      await Promise.all(items.slice(i, i + CONCURRENT_READS).map(work));
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The layering as an executable rule (issue 27): reads every import of the repository's own modules
+ * and fails on one that runs upward or across a room's door. Tests beside the code (`*_test.ts`) may
+ * use `testing/`; the door rule holds for them too.
+ *
+ * - `lib/` is the ground floor: it imports nothing of ours.
+ * - `kube/` and `hcloud_api/` stand on `lib/` only; `config/` on `lib/`.
+ * - `hcloud_sim/` uses `hcloud_api/` and `lib/`, never the provider or the controllers.
+ * - `controllers/` know the provider contract (`providers/*.ts`), never a provider's room.
+ * - A folder with a `mod.ts` is a room: from outside, only its `mod.ts` is imported.
+ */
+import { assertEquals } from "../testing/assert.ts";
+
+const ROOT = new URL("../", import.meta.url);
+const SKIP_DIRS = new Set([".git", "node_modules", "hccm_golden", "dist", ".tools"]);
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^"';]*?from\s*["'](\.{1,2}\/[^"']+)["']|import\s*\(\s*["'](\.{1,2}\/[^"']+)["']/g;
+
+/** Every `.ts` file of ours, by path relative to the root. */
+function sources(dir = ""): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(new URL(dir || ".", ROOT))) {
+    const path = dir ? `${dir}/${entry.name}` : entry.name;
+    if (entry.isDirectory && !SKIP_DIRS.has(entry.name)) out.push(...sources(path));
+    else if (entry.isFile && entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** `a/b/../c.ts` → `a/c.ts`. */
+function normalize(path: string): string {
+  const parts: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "..") parts.pop();
+    else if (part !== ".") parts.push(part);
+  }
+  return parts.join("/");
+}
+
+function importsOf(file: string): string[] {
+  const text = Deno.readTextFileSync(new URL(file, ROOT));
+  const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : "";
+  return [...text.matchAll(IMPORT)].map((m) => normalize(`${dir}/${m[1] ?? m[2]}`));
+}
+
+/** What each layer may import of ours, besides itself (non-test files). */
+const ALLOWED: [RegExp, string[]][] = [
+  [/^lib\//, ["lib/"]],
+  [/^kube\//, ["kube/", "lib/"]],
+  [/^hcloud_api\//, ["hcloud_api/", "lib/"]],
+  [/^config\//, ["config/", "lib/"]],
+  [/^hcloud_sim\//, ["hcloud_sim/", "hcloud_api/", "lib/"]],
+];
+const FORBIDDEN: [RegExp, RegExp, string][] = [
+  [/^controllers\//, /^providers\/[^/]+\//, "controllers know the provider contract, not a provider's room"],
+  [
+    /^providers\/[^/]+\.ts$/,
+    /^controllers\//,
+    "the provider contract does not reach back into the controllers",
+  ],
+  [/^providers\/hcloud\//, /^controllers\//, "the provider does not reach into the controllers"],
+];
+
+Deno.test("layout: no import runs upward or across a room's door", () => {
+  const files = sources();
+  const rooms = files.filter((f) => f.endsWith("/mod.ts")).map((f) => f.slice(0, -"mod.ts".length));
+  const problems: string[] = [];
+  for (const file of files) {
+    const test = file.endsWith("_test.ts");
+    for (const target of importsOf(file)) {
+      const allowed = ALLOWED.find(([layer]) => layer.test(file))?.[1];
+      if (!test && allowed && !allowed.some((prefix) => target.startsWith(prefix))) {
+        problems.push(`${file} → ${target}: ${file.split("/")[0]}/ may import only ${allowed.join(", ")}`);
+      }
+      for (const [from, to, why] of FORBIDDEN) {
+        if (!test && from.test(file) && to.test(target)) problems.push(`${file} → ${target}: ${why}`);
+      }
+      for (const room of rooms) {
+        if (target.startsWith(room) && !file.startsWith(room) && target !== `${room}mod.ts`) {
+          problems.push(`${file} → ${target}: enter ${room} through ${room}mod.ts`);
+        }
+      }
+    }
+  }
+  assertEquals(problems, []);
+});
+
+Deno.test("layout: the rule sees imports (a self-check of the reader)", () => {
+  const seen = importsOf("providers/hcloud/mod.ts");
+  assertEquals(seen.includes("hcloud_api/mod.ts"), true, seen.join(", "));
+  assertEquals(seen.includes("providers/hcloud/load_balancers/mod.ts"), true, seen.join(", "));
+});
