@@ -22,7 +22,7 @@ import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { EventRecorder } from "../kube/events.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
-import { reconcilePolicy } from "./reconcile_policy.ts";
+import { reconcilePolicy } from "../kube/reconcile.ts";
 
 /** The jobs, each a key of the housekeeping queue. */
 type Job = "orphan-sweep" | "verify" | "drift-repair";

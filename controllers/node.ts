@@ -25,11 +25,11 @@ import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { Instances } from "../providers/provider.ts";
 import { syncedLabelsPatch } from "./synced_labels.ts";
 import { sharedAddresses } from "./shared_addresses.ts";
-import { TerminalError, warningsOf } from "../providers/errors.ts";
+import { warningsOf } from "../providers/errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
-import { reconcilePolicy } from "./reconcile_policy.ts";
+import { reconcilePolicy, rootCause, TerminalError } from "../kube/reconcile.ts";
 
 /** The component name on events. */
 export const NODE_COMPONENT = "cloud-node-controller";
@@ -114,8 +114,8 @@ class NodeController implements Controller {
       meta = await this.#instances.instanceMetadata(node, "initialize", signal);
     } catch (err) {
       // Cancelled, not failed: no event; a TerminalError is reported by the worker loop (onTerminal).
-      if (signal.aborted || err instanceof TerminalError) throw err;
-      this.#warn(node, warningsOf(err));
+      if (signal.aborted || rootCause(err) instanceof TerminalError) throw err;
+      this.#warn(node, [...warningsOf(err)]);
       throw err;
     }
     this.#warn(node, meta?.warnings ?? []);
@@ -259,7 +259,7 @@ class NodeController implements Controller {
         const node = nodes[i];
         this.#warn(
           node,
-          result.status === "rejected" ? warningsOf(result.reason) : result.value?.warnings ?? [],
+          result.status === "rejected" ? [...warningsOf(result.reason)] : result.value?.warnings ?? [],
         );
         if (result.status === "rejected" || !result.value) continue;
         try {

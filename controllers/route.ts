@@ -25,7 +25,7 @@ import { type Cidr, cidrContains, formatIp, lastAddress, parseCidr } from "../li
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { hasTaint, UNINITIALIZED_TAINT } from "./node_metadata.ts";
-import { reconcilePolicy } from "./reconcile_policy.ts";
+import { reconcilePolicy } from "../kube/reconcile.ts";
 
 /** The component name on events. */
 export const ROUTE_COMPONENT = "route_controller";

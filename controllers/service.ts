@@ -22,7 +22,7 @@ import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../pro
 import { leftNoBalancer, warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
-import { reconcilePolicy } from "./reconcile_policy.ts";
+import { reconcilePolicy } from "../kube/reconcile.ts";
 import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 
@@ -221,7 +221,7 @@ class ServiceController implements Controller {
       result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes, signal);
     } catch (err) {
       if (signal.aborted) throw err; // cancelled, not failed: no event
-      this.#warn(svc, warningsOf(err));
+      this.#warn(svc, [...warningsOf(err)]);
       this.#recorder.event(
         SERVICES,
         svc,

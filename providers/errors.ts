@@ -1,67 +1,66 @@
 /**
- * Typed errors a provider may throw. "Not found" is never an error: providers return `undefined`
- * or `false` for it.
+ * The errors a provider throws, as the controllers read them. "Not found" is never an error:
+ * providers return `undefined` or `false` for it.
+ *
+ * Retrying is the reconcile runtime's decision ({@link TerminalError}, {@link RetryAfterError},
+ * re-exported here for implementers); a provider maps its cloud's busy and rate-limit answers onto
+ * them. What a failure adds for the controller (warnings to record with it, a Service left without
+ * a balancer of its own) travels in a {@link ProviderError} around the cause.
  *
  * @module
  */
+import { RetryAfterError, rootCause, TerminalError, WrappedError } from "../kube/reconcile.ts";
+import type { ProviderWarning } from "./provider.ts";
 
-// Hetzner's API error lives with the API room; re-exported while the retry policy still reads it.
-export { CloudApiError } from "../hcloud_api/mod.ts";
+export { RetryAfterError, rootCause, TerminalError, WrappedError };
 
-/**
- * Retry after exactly `retryAfterMs`, without growing the backoff (upstream `api.RetryError`).
- * Work queues honour `retryAfterMs`.
- */
-export class RetryAfterError extends Error {
-  /** The delay before the next attempt. */
-  readonly retryAfterMs: number;
-  /** Retried after `retryAfterMs`. */
-  constructor(message: string, retryAfterMs: number, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "RetryAfterError";
-    this.retryAfterMs = retryAfterMs;
+/** What a {@link ProviderError} adds to its cause. */
+export interface ProviderErrorDetails {
+  /**
+   * Warnings that belong with the failure (e.g. "type unconfigured" found before an annotation
+   * error): the controller records them along with it.
+   */
+  warnings?: ProviderWarning[];
+  /**
+   * The failed ensure left the Service without a balancer of its own (none was found and none
+   * made): the controller stops advertising the Service's old addresses.
+   */
+  leftNoBalancer?: boolean;
+}
+
+/** A failed provider call with what the controller should also say and do; retried as its cause is. */
+export class ProviderError extends WrappedError {
+  /** See {@link ProviderErrorDetails.warnings}. */
+  readonly warnings: readonly ProviderWarning[];
+  /** See {@link ProviderErrorDetails.leftNoBalancer}. */
+  readonly leftNoBalancer: boolean;
+
+  /** `cause` is what failed; `details` what the controller should also say and do. */
+  constructor(cause: unknown, details: ProviderErrorDetails = {}) {
+    super(cause);
+    this.warnings = details.warnings ?? [];
+    this.leftNoBalancer = details.leftNoBalancer ?? false;
+  }
+
+  /**
+   * `err` with `more` added: a ProviderError around the same cause with the warnings appended, or a
+   * new one around `err`.
+   */
+  static with(err: unknown, more: ProviderErrorDetails): ProviderError {
+    if (!(err instanceof ProviderError)) return new ProviderError(err, more);
+    return new ProviderError(err.cause, {
+      warnings: [...err.warnings, ...more.warnings ?? []],
+      leftNoBalancer: err.leftNoBalancer || (more.leftNoBalancer ?? false),
+    });
   }
 }
 
-/**
- * Retrying cannot help until the input changes (a bad annotation, say). Controllers report it as
- * an event and wait for the object to change instead of backing off forever.
- */
-export class TerminalError extends Error {
-  /** `message` says what to change (the field and value), never a secret. */
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "TerminalError";
-  }
+/** The warnings a failure carries (none unless it is a {@link ProviderError}). */
+export function warningsOf(err: unknown): readonly ProviderWarning[] {
+  return err instanceof ProviderError ? err.warnings : [];
 }
 
-const attached = new WeakMap<Error, { reason: string; message: string }[]>();
-
-/**
- * Warnings that belong with a failed call (e.g. "type unconfigured" found before an annotation
- * error): the controller records them along with the failure.
- */
-export function attachWarnings(err: unknown, warnings: { reason: string; message: string }[]): void {
-  if (!(err instanceof Error) || warnings.length === 0) return;
-  attached.set(err, [...attached.get(err) ?? [], ...warnings]);
-}
-
-const withoutBalancer = new WeakSet<Error>();
-
-/**
- * Marks a failed ensure as one that left the Service without a balancer of its own (none was found,
- * and none was made): the controller then stops advertising the Service's old addresses.
- */
-export function markNoBalancer(err: unknown): void {
-  if (err instanceof Error) withoutBalancer.add(err);
-}
-
-/** Whether {@link markNoBalancer} marked `err`. */
+/** Whether a failed ensure left the Service without a balancer of its own. */
 export function leftNoBalancer(err: unknown): boolean {
-  return err instanceof Error && withoutBalancer.has(err);
-}
-
-/** The warnings attached to `err` by {@link attachWarnings}. */
-export function warningsOf(err: unknown): { reason: string; message: string }[] {
-  return err instanceof Error ? attached.get(err) ?? [] : [];
+  return err instanceof ProviderError && err.leftNoBalancer;
 }

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Node, NodeAddress, Service } from "kubernetes-types/core/v1.d.ts";
-export { CloudApiError, RetryAfterError, TerminalError } from "./errors.ts";
+export { ProviderError, RetryAfterError, TerminalError, WrappedError } from "./errors.ts";
 /** The Kubernetes types the contract passes (from `kubernetes-types`), for implementers. */
 export type { Node, NodeAddress, Service };
 

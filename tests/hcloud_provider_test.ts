@@ -8,7 +8,8 @@ import { assert, assertEquals, assertMatch, assertRejects } from "../testing/ass
 import { startTestSim } from "../testing/sim_harness.ts";
 import { ActionWaiter, HcloudClient, toServerInfo } from "../hcloud_api/mod.ts";
 import { HcloudInstances, HcloudProvider, readHcloudConfig, ServerCache } from "../providers/hcloud/mod.ts";
-import { CloudApiError, TerminalError } from "../providers/errors.ts";
+import { TerminalError } from "../providers/errors.ts";
+import { CloudApiError } from "../hcloud_api/mod.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { Registry } from "../lib/metrics.ts";

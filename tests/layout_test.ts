@@ -6,7 +6,8 @@
  * - `lib/` is the ground floor: it imports nothing of ours.
  * - `kube/` and `hcloud_api/` stand on `lib/` only; `config/` on `lib/`.
  * - `hcloud_sim/` uses `hcloud_api/` and `lib/`, never the provider or the controllers.
- * - `controllers/` know the provider contract (`providers/*.ts`), never a provider's room.
+ * - `controllers/` know the provider contract (`providers/*.ts`), never a provider's room; no generic
+ *   code (controllers, `kube/`, the contract) imports a cloud's API room (its errors included).
  * - A folder with a `mod.ts` is a room: from outside, only its `mod.ts` is imported.
  */
 import { assertEquals } from "../testing/assert.ts";
@@ -59,6 +60,11 @@ const FORBIDDEN: [RegExp, RegExp, string][] = [
     "the provider contract does not reach back into the controllers",
   ],
   [/^providers\/hcloud\//, /^controllers\//, "the provider does not reach into the controllers"],
+  [
+    /^(controllers\/|kube\/|providers\/[^/]+\.ts$)/,
+    /^hcloud_api\//,
+    "no generic code reads a cloud's API or errors",
+  ],
 ];
 
 Deno.test("layout: no import runs upward or across a room's door", () => {

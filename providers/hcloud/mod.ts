@@ -7,7 +7,7 @@
 import type { CloudProvider } from "../provider.ts";
 import { ActionWaiter, Credentials, HcloudClient, toNetworkInfo } from "../../hcloud_api/mod.ts";
 import { RecordSeal } from "./record_seal.ts";
-import { CloudApiError } from "../errors.ts";
+import { CloudApiError } from "../../hcloud_api/mod.ts";
 import type { HcloudConfig } from "./config.ts";
 import { HcloudInstances } from "./instances/mod.ts";
 import { type HcloudContext, hcloudContext } from "./context.ts";
@@ -18,6 +18,7 @@ import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 import { ConfigError } from "../../lib/config_error.ts";
 import { countOperations, OPERATIONS } from "./op_metrics.ts";
+import { mapRetryableErrors } from "./retry_errors.ts";
 import { RobotClient, RobotServers } from "./robot/mod.ts";
 
 /** See the module doc. */
@@ -92,26 +93,32 @@ export class HcloudProvider implements CloudProvider {
       onCredentialsChanged: (listener) => this.#credentials.onChange(listener),
     });
     this.instances = countOperations(
-      new HcloudInstances(this.context, {
-        forwardInternalIps: robot.forwardInternalIps,
-        addressFamily: config.addressFamily,
-        zoneLabelEnabled: config.zoneLabelEnabled,
-        nodeNameSuffix: config.nodeNameSuffix,
-        serverLabels: config.serverLabels,
-        serverLabelPrefix: config.serverLabelPrefix,
-      }),
+      mapRetryableErrors(
+        new HcloudInstances(this.context, {
+          forwardInternalIps: robot.forwardInternalIps,
+          addressFamily: config.addressFamily,
+          zoneLabelEnabled: config.zoneLabelEnabled,
+          nodeNameSuffix: config.nodeNameSuffix,
+          serverLabels: config.serverLabels,
+          serverLabelPrefix: config.serverLabelPrefix,
+        }),
+      ),
       OPERATIONS.instances,
       registry,
     );
     if (config.loadBalancers.enabled) {
       this.loadBalancers = countOperations(
-        new HcloudLoadBalancers(this.context, config.loadBalancers),
+        mapRetryableErrors(new HcloudLoadBalancers(this.context, config.loadBalancers)),
         OPERATIONS.loadBalancers,
         registry,
       );
     }
     if (config.network && config.networkRoutesEnabled) {
-      this.routes = countOperations(new HcloudRoutes(this.context), OPERATIONS.routes, registry);
+      this.routes = countOperations(
+        mapRetryableErrors(new HcloudRoutes(this.context)),
+        OPERATIONS.routes,
+        registry,
+      );
     }
   }
 

@@ -10,7 +10,7 @@
  */
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import { parseIp } from "../../../lib/cidr.ts";
-import { attachWarnings } from "../../errors.ts";
+import { ProviderError } from "../../errors.ts";
 
 /** The annotations, by the address type they replace. */
 export const ADDRESS_OVERRIDES = {
@@ -32,8 +32,9 @@ export function applyAddressOverrides(node: Node, addresses: NodeAddress[]): Nod
         `annotation ${annotation}="${shown}" is not a comma-separated list of up to 8 IP addresses` +
           (bad !== undefined ? ` ("${bad.slice(0, 64)}" is not one)` : ""),
       );
-      attachWarnings(err, [{ reason: "InvalidAddressOverride", message: err.message }]);
-      throw err;
+      throw new ProviderError(err, {
+        warnings: [{ reason: "InvalidAddressOverride", message: err.message }],
+      });
     }
     const replaced: NodeAddress[] = [...new Set(ips)].map((address) => ({ type, address }));
     const kept = out.filter((a) => a.type !== type);

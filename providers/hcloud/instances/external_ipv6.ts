@@ -8,7 +8,7 @@
  */
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import { parseIp } from "../../../lib/cidr.ts";
-import { attachWarnings } from "../../errors.ts";
+import { ProviderError } from "../../errors.ts";
 import type { ProviderWarning } from "../../provider.ts";
 import type { AddressFamily } from "../config.ts";
 
@@ -42,8 +42,7 @@ export function applyExternalIpv6(
     const err = new Error(
       `annotation ${EXTERNAL_IPV6_ANNOTATION}="${shorten(value)}" is not a global unicast IPv6 address`,
     );
-    attachWarnings(err, [{ reason: "InvalidExternalIPv6", message: err.message }]);
-    throw err;
+    throw new ProviderError(err, { warnings: [{ reason: "InvalidExternalIPv6", message: err.message }] });
   }
   const out = addresses.filter((a) => !(a.type === "ExternalIP" && a.address === derivedIpv6));
   const at = out.findIndex((a) => a.type === "InternalIP");

@@ -7,7 +7,8 @@
 import { withSignal } from "../../../lib/cancellation.ts";
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import type { InstanceMetadata, Instances, MetadataPurpose } from "../../provider.ts";
-import { attachWarnings, CloudApiError, TerminalError } from "../../errors.ts";
+import { ProviderError, TerminalError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { HcloudClient, ServerInfo } from "../../../hcloud_api/mod.ts";
 import type { AddressFamily } from "../config.ts";
 import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "../servers/mod.ts";
@@ -147,9 +148,9 @@ export class HcloudInstances implements Instances {
         const message =
           `Node ${node.metadata?.name} could not be uniquely associated with a Cloud or Robot ` +
           `server, as a server with this name exists in both APIs`;
-        const err = new Error(message);
-        attachWarnings(err, [{ reason: "InstanceLookupFailed", message }]);
-        throw err;
+        throw new ProviderError(new Error(message), {
+          warnings: [{ reason: "InstanceLookupFailed", message }],
+        });
       }
       if (robotServer) return this.#robot!.metadataOf(node, robotServer);
       if (!server) return undefined;

@@ -10,7 +10,8 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { CloudApiError, TerminalError } from "../../errors.ts";
+import { TerminalError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
 import type { ProviderWarning } from "../../provider.ts";

@@ -22,7 +22,8 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, ProviderWarning } from "../../provider.ts";
-import { CloudApiError, markNoBalancer, TerminalError } from "../../errors.ts";
+import { ProviderError, TerminalError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import { type LoadBalancerSpec, PREFIX } from "./annotations.ts";
 import { type DesiredService, ingressOf, serviceDiffers } from "./desired.ts";
@@ -255,8 +256,7 @@ export class CoManagedBalancers {
       const err = new Error(
         `annotation ${PREFIX}attach-to: there is no load balancer "${ref}" in the project`,
       );
-      markNoBalancer(err); // the Service's old addresses are no longer its own
-      throw err;
+      throw new ProviderError(err, { leftNoBalancer: true }); // its old addresses are no longer its own
     }
     refuseOwned(lb, ref);
     this.consent.check(service, lb, `load balancer "${ref}" (ID ${lb.id})`);

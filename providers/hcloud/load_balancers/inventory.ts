@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { components, HcloudClient } from "../../../hcloud_api/mod.ts";
 
 type Schemas = components["schemas"];

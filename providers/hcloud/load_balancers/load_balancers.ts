@@ -15,7 +15,8 @@ import type {
   LoadBalancerStatus,
   ProviderWarning,
 } from "../../provider.ts";
-import { attachWarnings, CloudApiError, markNoBalancer, TerminalError } from "../../errors.ts";
+import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerDefaults } from "../config.ts";
 import {
@@ -140,9 +141,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
         const result = await this.#ensure(cluster, service, nodes);
         return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
       } catch (err) {
-        attachWarnings(err, unconfigured);
-        if (invalid.size && stage >= HccmStage.Services) attachWarnings(err, unsupportedPorts(service));
-        throw err;
+        const ports = invalid.size && stage >= HccmStage.Services ? unsupportedPorts(service) : [];
+        throw ProviderError.with(err, { warnings: [...unconfigured, ...ports] });
       }
     });
   }
@@ -156,8 +156,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     try {
       return await this.#ensureFound(cluster, service, nodes, state);
     } catch (err) {
-      if (state.lookedUp && !state.found) markNoBalancer(err);
-      throw err;
+      throw state.lookedUp && !state.found ? ProviderError.with(err, { leftNoBalancer: true }) : err;
     }
   }
 
@@ -193,9 +192,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...fields.warnings);
     if (!lb && fields.refuseCreate) {
-      const err = new TerminalError(fields.refuseCreate);
-      attachWarnings(err, warnings.filter((w) => w.reason !== "NothingToServe"));
-      throw err;
+      throw new ProviderError(new TerminalError(fields.refuseCreate), {
+        warnings: warnings.filter((w) => w.reason !== "NothingToServe"),
+      });
     }
     // Primary IPs a new balancer would take: the consent to use them is checked before any change.
     if (!lb) {
@@ -459,6 +458,6 @@ export class HcloudLoadBalancers implements LoadBalancers {
 
 /** A same-named balancer we may not take was reported by the last ensure: treated as none here. */
 function ignoreRefused(err: unknown): undefined {
-  if (err instanceof TerminalError) return undefined;
+  if (rootCause(err) instanceof TerminalError) return undefined;
   throw err;
 }

@@ -15,15 +15,15 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { markNoBalancer, TerminalError } from "../../errors.ts";
+import { ProviderError, TerminalError } from "../../errors.ts";
 import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import { defaultLoadBalancerName, type LoadBalancerSpec } from "./annotations.ts";
 import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 
+/** A refusal that leaves the Service without a balancer of its own (the controller stops advertising). */
 function noBalancer(err: Error): Error {
-  markNoBalancer(err);
-  return err;
+  return ProviderError.with(err, { leftNoBalancer: true });
 }
 
 type LB = Schemas["load_balancer"];

@@ -8,7 +8,7 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { ProviderWarning } from "../../provider.ts";
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import { parseProviderId } from "../provider_id.ts";
 import type { RobotServers } from "../robot/mod.ts";
 

@@ -8,7 +8,7 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { ProviderWarning } from "../../provider.ts";
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";

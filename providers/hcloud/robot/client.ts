@@ -7,7 +7,7 @@
  * @module
  */
 import type { Registry } from "../../../lib/metrics.ts";
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import { currentSignal, withCurrent } from "../../../lib/cancellation.ts";
 
 /** The contract under the client: any `fetch`-like function. Tests may swap it. */

@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertRejects } from "../../../testing/assert.ts";
 import { RobotClient } from "./client.ts";
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 
 function client(answers: Response[], seen: Request[] = []) {
   return new RobotClient({

@@ -10,7 +10,7 @@
  * @module
  */
 import type { HcloudClient } from "../../../hcloud_api/mod.ts";
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 
 /** The logs read. */
 export type ActionLogPath = "/servers/actions" | "/primary_ips/actions";

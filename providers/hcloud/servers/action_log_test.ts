@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertRejects } from "../../../testing/assert.ts";
 import { HcloudClient } from "../../../hcloud_api/mod.ts";
 import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 
 /** A client whose transport serves `log` (newest first) in pages of 50, as the API's id:desc sort does. */
 function logClient(log: { id: number; status: string; server: number }[], raw?: unknown) {

@@ -14,7 +14,7 @@ import { type HcloudClient, type ServerInfo, toServerInfo } from "../../../hclou
 import type { Registry } from "../../../lib/metrics.ts";
 import { logger } from "../../../lib/log.ts";
 import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";
-import { CloudApiError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import { buildSnapshot, pagesOf, type ServerSnapshot, withChanges } from "./snapshot.ts";
 
 export type { ServerSnapshot } from "./snapshot.ts";

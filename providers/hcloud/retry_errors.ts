@@ -1,0 +1,47 @@
+/**
+ * The Hetzner provider's door for errors: the API's busy and rate-limit answers (`locked`,
+ * `conflict`, a `Retry-After`) become the reconcile runtime's {@link RetryAfterError}, so no generic
+ * code reads Hetzner's error codes. The message stays the API's (events and logs read the same).
+ *
+ * @module
+ */
+import { CloudApiError } from "../../hcloud_api/mod.ts";
+import { ProviderError, RetryAfterError } from "../errors.ts";
+
+/** Delay after a cloud resource was busy (`locked`, `conflict`): its action usually ends within seconds. */
+export const BUSY_MS = 2_000;
+
+/** `err` as the reconcile runtime should see it (see the module doc). */
+export function toRetryable(err: unknown): unknown {
+  if (err instanceof ProviderError) {
+    const inner = toRetryable(err.cause);
+    if (inner === err.cause) return err;
+    return new ProviderError(inner, { warnings: [...err.warnings], leftNoBalancer: err.leftNoBalancer });
+  }
+  if (!(err instanceof CloudApiError)) return err;
+  const ms = err.retryAfterSeconds !== undefined
+    ? err.retryAfterSeconds * 1000
+    : err.code === "locked" || err.code === "conflict"
+    ? BUSY_MS
+    : undefined;
+  return ms === undefined ? err : new RetryAfterError(err.message, ms, { cause: err });
+}
+
+/** Makes every method of `target` (its class's) hand its failures through {@link toRetryable}. */
+export function mapRetryableErrors<T extends object>(target: T): T {
+  const methods = target as Record<string, unknown>;
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(target))) {
+    const original = methods[name];
+    if (name === "constructor" || typeof original !== "function") continue;
+    methods[name] = (...args: unknown[]) => {
+      let result: unknown;
+      try {
+        result = original.apply(target, args);
+      } catch (err) {
+        throw toRetryable(err);
+      }
+      return result instanceof Promise ? result.catch((err) => Promise.reject(toRetryable(err))) : result;
+    };
+  }
+  return target;
+}
