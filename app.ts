@@ -17,7 +17,8 @@ import {
 } from "./controllers/mod.ts";
 import type { ControllerName } from "./config/controllers_flag.ts";
 import type { Flags } from "./config/flags.ts";
-import type { CloudProvider } from "./providers/provider.ts";
+import type { CloudProvider, ClusterView } from "./providers/provider.ts";
+import { NAMESPACES, SERVICES } from "./kube/resources.ts";
 import { abortableSleep, backoffDelay } from "./lib/sleep.ts";
 import { Registry } from "./lib/metrics.ts";
 import { serveStatus } from "./lib/status_server.ts";
@@ -162,11 +163,18 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
       }
     });
     state.apiserver = true;
+    // The provider's view of the cluster: its identity, and the Services of the current
+    // leadership term's informer (the service controller lists them before it calls the provider).
+    let informers: InformerFactory | undefined;
+    const cluster: ClusterView = {
+      clusterId: options.provider.loadBalancers ? await readClusterId(client) : undefined,
+      services: () => informers?.for(SERVICES).list() ?? [],
+    };
     if (options.provider.initialize) {
       await retryUntil(
         signal,
         `initialize the ${options.provider.name} provider`,
-        (s) => options.provider.initialize!(s),
+        (s) => options.provider.initialize!(s, cluster),
         (message) => state.cloudProblem = message,
       );
     }
@@ -175,7 +183,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     const startControllers = (leading: AbortSignal) => {
       state.leading = true;
       options.provider.fence?.(leading);
-      const informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
+      informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
       const ctx = {
         client,
         informers,
@@ -212,6 +220,22 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
 }
 
 /** Retries `attempt` with jittered backoff (1 s to 30 s), logging each failure, until it works or `signal` aborts. */
+/**
+ * The cluster's identity (the kube-system namespace's UID), which tags the balancers this cluster
+ * creates; unreadable (RBAC, say): nothing is tagged, so orphaned balancers are never swept.
+ */
+async function readClusterId(client: KubeClient): Promise<string | undefined> {
+  try {
+    return (await client.get(NAMESPACES, "kube-system")).metadata?.uid;
+  } catch (err) {
+    logger("app").warning(
+      "cannot read the kube-system namespace UID, so orphaned load balancers are not swept: {error}",
+      { error: (err as Error).message },
+    );
+    return undefined;
+  }
+}
+
 async function retryUntil(
   signal: AbortSignal,
   what: string,

@@ -1,7 +1,6 @@
 /**
  * The service controller's housekeeping of this cluster's load balancers as a whole, with its own
- * timers and queue: learning the cluster identity (the kube-system namespace UID) that tags them,
- * sweeping balancers whose Service is gone (created by a request in flight during a crash), finding
+ * timers and queue, through the provider's inventory capability: sweeping balancers whose Service is gone (created by a request in flight during a crash), finding
  * balancers deleted outside the CCM, and repairing balancers changed outside it (drift). Each job is
  * one paginated list at most; one worker runs them one at a time, retried with backoff.
  *
@@ -15,8 +14,8 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { ControllerContext } from "./manager.ts";
-import type { LoadBalancers } from "../providers/provider.ts";
-import { NAMESPACES, SERVICES } from "../kube/resources.ts";
+import type { LoadBalancerInventory } from "../providers/provider.ts";
+import { SERVICES } from "../kube/resources.ts";
 import { objectKey } from "../kube/informer.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { EventRecorder } from "../kube/events.ts";
@@ -48,22 +47,27 @@ export interface HousekeepingHooks {
 /** See the module doc. */
 export class LoadBalancerHousekeeping {
   readonly #ctx: ControllerContext;
-  readonly #lbs: LoadBalancers;
+  readonly #inventory?: LoadBalancerInventory;
   readonly #hooks: HousekeepingHooks;
   readonly #recorder: EventRecorder;
   readonly #queue: WorkQueue;
   readonly #log = logger("service");
   readonly #orphansDeleted;
-  #clusterId?: string;
   /** When the last drift check answered (it answers the verify's question too). */
   #driftCheckedAt = 0;
   readonly #heldGauge;
   /** The Services (UIDs) whose recreation is held, as last reported. */
   #heldKey = "";
 
-  constructor(ctx: ControllerContext, lbs: LoadBalancers, recorder: EventRecorder, hooks: HousekeepingHooks) {
+  /** `inventory`: the provider's capability; without it only the hooks' bookkeeping runs (none). */
+  constructor(
+    ctx: ControllerContext,
+    inventory: LoadBalancerInventory | undefined,
+    recorder: EventRecorder,
+    hooks: HousekeepingHooks,
+  ) {
     this.#ctx = ctx;
-    this.#lbs = lbs;
+    this.#inventory = inventory;
     this.#hooks = hooks;
     this.#recorder = recorder;
     this.#queue = new WorkQueue("service-housekeeping", {
@@ -86,13 +90,13 @@ export class LoadBalancerHousekeeping {
    * Runs the jobs on their periods until `signal` aborts: the orphan sweep 75 s after start, then
    * drift repair every `--drift-repair-period`, whose one list also finds missing balancers and
    * orphans (swept when it shows one). With drift repair off: the sweep hourly and the
-   * missing-balancer check every `--node-status-update-frequency`. `learnClusterId` comes first.
+   * missing-balancer check every `--node-status-update-frequency`. Nothing without the inventory.
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return;
+    if (signal.aborted || !this.#inventory) return;
     const driftPeriod = this.#ctx.flags.driftRepairPeriod;
     // The drift pass's list also shows missing balancers and orphans: with it, neither needs its own.
-    const timers = driftPeriod > 0 && this.#lbs.checkDrift
+    const timers = driftPeriod > 0
       ? [setInterval(() => this.#queue.add("drift-repair" satisfies Job), driftPeriod)]
       : [
         setInterval(() => this.#queue.add("orphan-sweep" satisfies Job), ORPHAN_SWEEP_PERIOD_MS),
@@ -120,39 +124,22 @@ export class LoadBalancerHousekeeping {
    * check): after a change of credentials, what the cloud shows may differ from what was synced.
    */
   checkNow(): void {
-    const job: Job = this.#ctx.flags.driftRepairPeriod > 0 && this.#lbs.checkDrift
-      ? "drift-repair"
-      : "verify";
+    if (!this.#inventory) return;
+    const job: Job = this.#ctx.flags.driftRepairPeriod > 0 ? "drift-repair" : "verify";
     this.#queue.add(job);
   }
 
   /** Sweeps for orphans a little later (a create still in flight from before a crash may land). */
   sweepSoon(): void {
+    if (!this.#inventory) return;
     this.#queue.addAfter("orphan-sweep" satisfies Job, ORPHAN_SWEEP_DELAY_MS);
-  }
-
-  /**
-   * Reads the cluster identity once and tells the provider, before any balancer is synced (new ones
-   * carry it); without it no orphan is ever swept.
-   */
-  async learnClusterId(): Promise<void> {
-    if (!this.#lbs.sweepOrphans) return;
-    try {
-      this.#clusterId = (await this.#ctx.client.get(NAMESPACES, "kube-system")).metadata?.uid;
-      if (this.#clusterId) this.#lbs.setClusterId?.(this.#clusterId);
-    } catch (err) {
-      this.#log.warning(
-        "cannot read the kube-system namespace UID, so orphaned load balancers are not swept: {error}",
-        { error: (err as Error).message },
-      );
-    }
   }
 
   /** Deletes this cluster's balancers whose Service no longer wants one. */
   async #sweep(signal: AbortSignal): Promise<void> {
-    if (!this.#clusterId || !this.#lbs.sweepOrphans) return;
+    if (!this.#inventory) return;
     const live = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
-    const deleted = await this.#lbs.sweepOrphans(this.#clusterId, live, signal);
+    const deleted = await this.#inventory.sweepOrphans(live, signal);
     if (deleted) {
       this.#orphansDeleted.inc({}, deleted);
       this.#log.warning("deleted {n} orphaned load balancer(s) whose Service no longer exists", {
@@ -166,13 +153,13 @@ export class LoadBalancerHousekeeping {
     if (Date.now() - this.#driftCheckedAt < this.#ctx.flags.nodeStatusUpdateFrequency) return;
     const synced = this.#hooks.synced();
     if (synced.length === 0) return;
-    const owners = await this.#lbs.existingLoadBalancerOwners?.(synced.length, signal);
+    const owners = await this.#inventory?.owners(synced.length, signal);
     if (owners) this.#recreate(synced.filter((svc) => !owners.has(svc.metadata!.uid!)), synced.length);
   }
 
   /** Syncs again every Service whose balancer was changed outside the CCM; recreates missing ones. */
   async #repairDrift(signal: AbortSignal): Promise<void> {
-    const report = await this.#lbs.checkDrift?.(signal);
+    const report = await this.#inventory?.drift(signal);
     if (!report) return;
     this.#driftCheckedAt = Date.now();
     // A balancer whose Service no longer wants one: the sweep (with its own checks) takes it.

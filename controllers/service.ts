@@ -73,7 +73,7 @@ class ServiceController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
-    this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs, this.#recorder, {
+    this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs.inventory, this.#recorder, {
       wanted: () => this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)),
       synced: () => this.#syncedServices(),
       resync: (svc, recreate) => {
@@ -107,19 +107,15 @@ class ServiceController implements Controller {
         ) nodeSync();
         // A label may move the Node in or out of a balancer's node selector: only balancers whose
         // targets change are updated (see #targetKey), so this costs no cloud call otherwise.
-        else if (this.#lbs.targetNodeNames && !sameLabels(old, node)) nodeSync();
+        else if (this.#lbs.nodeTargets && !sameLabels(old, node)) nodeSync();
       },
     });
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    this.#lbs.setServiceLookup?.(
-      (uid) => this.#ctx.informers.for(SERVICES).list().some((svc) => svc.metadata?.uid === uid),
-      () => this.#ctx.informers.for(SERVICES).list(),
-    );
     // New credentials (or the cloud accepting them again): what failed meanwhile is retried now, and
     // one look at every balancer finds what else changed; no call per Service that is in step.
-    this.#lbs.onCloudChanged?.(() => {
+    this.#ctx.provider.onCloudChanged?.(() => {
       const retried = this.#queue.retryFailedNow();
       this.#nodeQueue.retryFailedNow();
       this.#housekeeping.checkNow();
@@ -128,7 +124,6 @@ class ServiceController implements Controller {
       });
     });
     const periodic = setInterval(() => this.#nodeQueue.add(NODE_SYNC), NODE_SYNC_PERIOD_MS);
-    await this.#housekeeping.learnClusterId();
     this.#nodeQueue.add(NODE_SYNC);
     signal.addEventListener("abort", () => {
       clearInterval(periodic);
@@ -162,7 +157,7 @@ class ServiceController implements Controller {
    * targets (a node selector, say), or else the whole eligible set.
    */
   #targetKey(svc: Service, nodes: Node[], set: string): string {
-    const names = this.#lbs.targetNodeNames?.(svc, nodes);
+    const names = this.#lbs.nodeTargets?.selected(svc, nodes);
     return names ? nodeSet(nodes.filter((n) => names.has(n.metadata!.name!))) : set;
   }
 
@@ -279,8 +274,8 @@ class ServiceController implements Controller {
     // after a restart or a run of failed syncs none may be, and the labels must not lag.
     // Only while some Service wants a load balancer: the first ensure labels the servers anyway.
     const anyWanted = this.#ctx.informers.for(SERVICES).list().some((svc) => this.#wants(svc));
-    if (this.#lbs.syncNodes && anyWanted && this.#nodeSets.needsSharedWork(set)) {
-      await this.#lbs.syncNodes(this.#ctx.flags.clusterName, nodes, signal);
+    if (this.#lbs.nodeTargets && anyWanted && this.#nodeSets.needsSharedWork(set)) {
+      await this.#lbs.nodeTargets.sync(this.#ctx.flags.clusterName, nodes, signal);
       this.#nodeSets.sharedWorkDone(set);
     }
     const limit = Math.max(1, this.#ctx.flags.concurrentServiceSyncs);

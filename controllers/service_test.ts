@@ -4,7 +4,9 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../testing/assert.ts";
 import { newController } from "../testing/controller_harness.ts";
-import { FakeProvider } from "../providers/fake/fake_provider.ts";
+import { FAKE_NODE_SELECTOR, FakeProvider } from "../providers/fake/fake_provider.ts";
+import { eventually } from "../testing/helpers.ts";
+import { NODES } from "../kube/resources.ts";
 import { serviceController } from "./service.ts";
 
 const node = (name: string, labels: Record<string, string> = {}) => ({
@@ -71,4 +73,56 @@ Deno.test("service controller (fake provider): a Node's warning from every balan
   const said = t.apiserver.objects<{ reason?: string; involvedObject?: { kind?: string } }>("events")
     .filter((e) => e.reason === "ServerNotFound");
   assertEquals(said.map((e) => e.involvedObject?.kind), ["Node"]);
+});
+
+Deno.test("service controller (fake provider, nodeTargets): a label change updates only the balancers whose targets it changes; shared work follows the node set", async () => {
+  const fake = new FakeProvider();
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("nodes", node("a", { pool: "edge" }));
+  t.apiserver.seed("nodes", node("b", { pool: "core" }));
+  const edge: Service = service("edge");
+  edge.metadata!.annotations = { [FAKE_NODE_SELECTOR]: "pool=edge" };
+  t.apiserver.seed("services", edge);
+  t.apiserver.seed("services", service("all"));
+  await t.runWhile(async () => {
+    await eventually(() => fake.balancers.size === 2, 5_000);
+    assertEquals(fake.balancers.get("default/edge")?.hosts, ["a"]);
+    assertEquals(fake.balancers.get("default/all")?.hosts, ["a", "b"]);
+    await eventually(() => fake.callsOf("sync-nodes").length === 1, 5_000);
+
+    // b joins the edge pool: the edge balancer gains it; the other one is not touched.
+    await t.client.patch(NODES, "b", "merge", { metadata: { labels: { pool: "edge" } } });
+    await eventually(() => fake.balancers.get("default/edge")?.hosts.length === 2, 5_000);
+    assertEquals(fake.callsOf("update-load-balancer"), ["update-load-balancer default/edge"]);
+    // A label is no change of the node set: no shared work.
+    assertEquals(fake.callsOf("sync-nodes"), ["sync-nodes a,b"]);
+
+    // A new Node is: the shared work runs once for the new set.
+    t.apiserver.seed("nodes", node("c", { pool: "core" }));
+    await t.client.patch(NODES, "c", "merge", { metadata: { labels: { pool: "core" } } });
+    await eventually(() => fake.callsOf("sync-nodes").length === 2, 5_000);
+    assertEquals(fake.callsOf("sync-nodes")[1], "sync-nodes a,b,c");
+    await eventually(() => fake.balancers.get("default/all")?.hosts.length === 3, 5_000);
+    assertEquals(fake.balancers.get("default/edge")?.hosts, ["a", "b"]);
+  });
+});
+
+Deno.test("service controller (fake provider, onCloudChanged): Service syncs that failed are retried as soon as the cloud changes, not after their backoff", async () => {
+  const fake = new FakeProvider();
+  fake.errors["ensure-load-balancer"] = new Error("the cloud rejects the token (401)");
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("nodes", node("a"));
+  t.apiserver.seed("services", service("web"));
+  await t.runWhile(async () => {
+    await eventually(() => fake.callsOf("ensure-load-balancer").length === 1, 5_000);
+    delete fake.errors["ensure-load-balancer"];
+    const drift = fake.callsOf("drift").length;
+    fake.changeCloud();
+    // The first retry would come after 5 s of backoff; the change brings it at once.
+    await eventually(() => fake.balancers.has("default/web"), 2_000);
+    const web = t.apiserver.object<Service>("services", "web", "default")!;
+    assertEquals(web.status?.loadBalancer?.ingress?.[0]?.ip, "192.0.2.1");
+    // And every balancer is checked with one look.
+    await eventually(() => fake.callsOf("drift").length === drift + 1, 2_000);
+  });
 });

@@ -3,6 +3,9 @@
  * upstream `k8s.io/cloud-provider` contracts (InstancesV2, LoadBalancer, Routes), each part
  * optional, so anyone running their own IaaS can implement it from this file alone.
  *
+ * Each part has a core (upstream's methods) and may offer named optional capabilities (e.g.
+ * {@link LoadBalancers.inventory}); a missing capability switches off only what needs it.
+ *
  * Rules for implementers:
  * - "Not found" is a value (`undefined`, `false`), never an error.
  * - Throw {@link RetryAfterError} to be retried after a fixed delay, {@link TerminalError} when
@@ -93,7 +96,7 @@ export interface ProviderWarning {
   node?: string;
 }
 
-/** What `checkDrift` found: the owners (Service UIDs) of the balancers that exist, and drifted ones. */
+/** What {@link LoadBalancerInventory.drift} found: the owners (Service UIDs) of the balancers that exist, and drifted ones. */
 export interface DriftReport {
   /** The UIDs of the Services whose balancers exist. */
   owners: Set<string>;
@@ -143,26 +146,6 @@ export interface LoadBalancers {
     signal?: AbortSignal,
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
-   * Optional: the names of the Nodes among `nodes` (the eligible ones) that the Service's balancer
-   * targets, e.g. after a node selector in its annotations. With it, a Node change (its labels, say)
-   * updates only the balancers whose targets it changes; without it, a label change updates none and
-   * a node-set change updates every balancer. `undefined`: all of `nodes`.
-   */
-  targetNodeNames?(service: Service, nodes: Node[]): Set<string> | undefined;
-  /**
-   * Optional: the UIDs of the Services whose balancers exist now, so balancers deleted outside the
-   * CCM are recreated. `expected` is how many should exist; a provider may answer `undefined` when a
-   * cheap count shows none is missing (or when it cannot tell).
-   */
-  existingLoadBalancerOwners?(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined>;
-  /**
-   * Optional: drift repair. One look at this cluster's balancers: which Services' balancers exist (as
-   * `existingLoadBalancerOwners`), and whose balancer differs from what its last successful sync asked
-   * for (changed in the console, say), with the differences in words; the controller syncs those
-   * again. `undefined`: it cannot tell now.
-   */
-  checkDrift?(signal?: AbortSignal): Promise<DriftReport | undefined>;
-  /**
    * Deletes the balancer (or what the Service owns on it); succeeds when it is already gone. May
    * return annotations to write on the Service, as `ensureLoadBalancer` does.
    */
@@ -172,30 +155,56 @@ export interface LoadBalancers {
     signal?: AbortSignal,
   ): Promise<void | { annotations?: Record<string, string | null> }>;
   /**
-   * Optional: called once per change of the eligible node set, before `updateLoadBalancer` for each
-   * Service, for work shared by all balancers (e.g. labelling the servers a label-selector target
-   * picks up).
+   * Optional capability: balancers that target some of the eligible Nodes (a node selector, say) or
+   * need work shared by all balancers when the node set changes.
    */
-  syncNodes?(clusterName: string, nodes: Node[], signal?: AbortSignal): Promise<void>;
+  readonly nodeTargets?: LoadBalancerNodeTargets;
   /**
-   * Optional: deletes balancers this cluster created (tagged with `clusterId`, unique per cluster)
-   * whose Service no longer exists; `liveServiceUids` are the UIDs of Services that want one.
-   * Catches creates that completed after a crash. Returns how many were deleted.
+   * Optional capability: one look at all of this cluster's balancers, so balancers deleted, changed
+   * or left behind outside the CCM are found without a call per Service.
    */
-  sweepOrphans?(clusterId: string, liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number>;
-  /** Optional: the cluster identity to tag new balancers with (see `sweepOrphans`). */
-  setClusterId?(clusterId: string): void;
+  readonly inventory?: LoadBalancerInventory;
+}
+
+/** See {@link LoadBalancers.nodeTargets}. */
+export interface LoadBalancerNodeTargets {
   /**
-   * Optional: tells the provider which Service UIDs exist in this cluster, so a balancer labelled
-   * for a Service that is gone (a recreated Service) can be told from one that belongs to a live one.
+   * The names of the Nodes among `nodes` (the eligible ones) that the Service's balancer targets.
+   * With it, a Node change (its labels, say) updates only the balancers whose targets it changes.
+   * `undefined`: all of `nodes`. Without the capability, a label change updates no balancer and a
+   * node-set change updates every balancer.
    */
-  setServiceLookup?(exists: (uid: string) => boolean, all?: () => Service[]): void;
+  selected(service: Service, nodes: Node[]): Set<string> | undefined;
   /**
-   * Optional: calls `listener` when what the provider sees of the cloud may have changed as a whole
-   * (new credentials in use, or the cloud accepting them again). The controller then retries the
-   * Services waiting out a failure's backoff and checks every balancer with one look (drift repair).
+   * Called once per change of the eligible node set, before `updateLoadBalancer` for each Service,
+   * for work shared by all balancers (e.g. labelling the servers a label-selector target picks up).
    */
-  onCloudChanged?(listener: () => void): void;
+  sync(clusterName: string, nodes: Node[], signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * See {@link LoadBalancers.inventory}. Each method is one look at the cloud at most; a provider
+ * that cannot tell (no cluster identity, say) answers `undefined` (or 0 deleted).
+ */
+export interface LoadBalancerInventory {
+  /**
+   * The UIDs of the Services whose balancers exist now, so balancers deleted outside the CCM are
+   * recreated. `expected` is how many should exist; `undefined` when a cheap count shows none is
+   * missing.
+   */
+  owners(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined>;
+  /**
+   * Drift repair: which Services' balancers exist (as `owners`), and whose balancer differs from
+   * what its last successful sync asked for (changed in the console, say), with the differences in
+   * words; the controller syncs those again.
+   */
+  drift(signal?: AbortSignal): Promise<DriftReport | undefined>;
+  /**
+   * Deletes balancers this cluster created ({@link ClusterView.clusterId}) whose Service no longer
+   * exists; `liveServiceUids` are the UIDs of Services that want one. Catches creates that
+   * completed after a crash. Returns how many were deleted.
+   */
+  sweepOrphans(liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number>;
 }
 
 /** A route of the pod network (upstream `cloudprovider.Route`). */
@@ -231,6 +240,20 @@ export interface Routes {
    * such Nodes are skipped with an event instead of failing every run.
    */
   unroutable?(node: Node): string | undefined;
+}
+
+/** What a provider may read of the cluster it serves (upstream hands a client builder; we hand less). */
+export interface ClusterView {
+  /**
+   * Unique per cluster (the kube-system namespace's UID), to tag what the provider creates so a
+   * sweep finds this cluster's leftovers and no other's; `undefined` when it could not be read.
+   */
+  readonly clusterId?: string;
+  /**
+   * The Services the CCM knows now (every type), e.g. to tell whether the owner of a cloud object
+   * still exists. Absent (a tool, say): the provider must take every owner to be alive.
+   */
+  services?(): readonly Service[];
 }
 
 /**
@@ -271,8 +294,17 @@ export interface CloudProvider {
   readonly metricsAddress?: { hostname: string; port: number };
   /** Why the cloud cannot be used right now (e.g. rejected credentials), for `/readyz`. */
   problem?(): string | undefined;
-  /** Runs once before the controllers start (e.g. checks credentials). Errors are retried. */
-  initialize?(signal: AbortSignal): Promise<void>;
+  /**
+   * Runs once before the controllers start (e.g. checks credentials); errors are retried. `cluster`
+   * is the provider's read-only view of the cluster it serves, valid for the process's lifetime.
+   */
+  initialize?(signal: AbortSignal, cluster: ClusterView): Promise<void>;
+  /**
+   * Optional: calls `listener` when what the provider sees of the cloud may have changed as a whole
+   * (new credentials in use, or the cloud accepting them again). The service controller then retries
+   * the Services waiting out a failure's backoff and checks every balancer with one look.
+   */
+  onCloudChanged?(listener: () => void): void;
   /**
    * Optional: the signal of this process's leadership. Once it aborts, the provider sends no more
    * cloud writes (and ends waits), even for calls already under way.

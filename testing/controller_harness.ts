@@ -26,6 +26,11 @@ export interface ControllerUnderTest {
   client: KubeClient;
   /** Runs informers and the controller for `ms`, then stops both. */
   runFor(ms: number): Promise<void>;
+  /**
+   * Runs informers and the controller while `scenario` runs (it may change objects through
+   * `client` and wait for what follows with `eventually`), then stops both.
+   */
+  runWhile<T>(scenario: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -56,16 +61,22 @@ export function newController(
     controller: made,
     apiserver,
     client,
-    async runFor(ms: number) {
+    runFor(ms: number) {
+      return this.runWhile(() => new Promise((r) => setTimeout(r, ms)));
+    },
+    async runWhile<T>(scenario: () => Promise<T>): Promise<T> {
       const stop = new AbortController();
       informers.start(stop.signal);
       await informers.waitForSync(stop.signal);
       const run = made.run(stop.signal);
-      await new Promise((r) => setTimeout(r, ms));
-      stop.abort();
-      await run.catch(() => {});
-      apiserver.close();
-      await informers.stopped();
+      try {
+        return await scenario();
+      } finally {
+        stop.abort();
+        await run.catch(() => {});
+        apiserver.close();
+        await informers.stopped();
+      }
     },
   };
 }

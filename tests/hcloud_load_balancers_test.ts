@@ -8,7 +8,7 @@ import { startTestSim } from "../testing/sim_harness.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { HcloudProvider, readHcloudConfig } from "../providers/hcloud/mod.ts";
-import { TerminalError } from "../providers/errors.ts";
+import { rootCause, TerminalError } from "../providers/errors.ts";
 import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 
 const P = "load-balancer.hetzner.cloud/";
@@ -43,9 +43,10 @@ async function setup(env: Record<string, string> = {}) {
   });
   assertEquals(errors, []);
   const provider = new HcloudProvider(config);
-  await provider.initialize(AbortSignal.timeout(5_000));
-  // The service controller passes the kube-system UID; label-selector targets are keyed to it.
-  provider.loadBalancers!.setClusterId("7b0d0c3e-0000-4000-8000-000000000001");
+  // The app hands the kube-system UID in; label-selector targets are keyed to it.
+  await provider.initialize(AbortSignal.timeout(5_000), {
+    clusterId: "7b0d0c3e-0000-4000-8000-000000000001",
+  });
   const servers = [1, 2].map((i) =>
     t.sim.addServer({ name: `n${i}`, location: "nbg1", labels: {}, private_net: [{ network: "k8s" }] })
   );
@@ -255,7 +256,7 @@ Deno.test("hcloud LBs: environment defaults apply while annotations are absent; 
     ], [true, 20, 4]);
     assert(status.ingress.every((i) => !i.ip?.includes(":")), "no IPv6 ingress");
     const cleared = svc({ [`${P}location`]: "" });
-    const err = await assertRejects(() => lbs.ensureLoadBalancer("k", cleared, nodes), TerminalError);
+    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", cleared, nodes));
     assert(err.message.includes("no location"), err.message);
   } finally {
     await t.finish();
@@ -265,7 +266,7 @@ Deno.test("hcloud LBs: environment defaults apply while annotations are absent; 
 Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is gone, on every page", async () => {
   const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
   try {
-    lbs.setClusterId!("cluster-a");
+    lbs.useCluster({ clusterId: "cluster-a" });
     const services = Array.from({ length: 23 }, () => svc({}));
     for (const s of services) await lbs.ensureLoadBalancer("k", s, nodes);
     // Old enough to be swept (a younger one may still be getting its Service's finalizer).
@@ -280,7 +281,7 @@ Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is 
     const live = new Set(services.filter((s) => !gone.includes(s)).map((s) => s.metadata!.uid!));
     live.delete(services[5].metadata!.uid!); // its Service is gone too, but it is another cluster's
 
-    const deleted = await lbs.sweepOrphans!("cluster-a", live);
+    const deleted = await lbs.inventory.sweepOrphans(live);
 
     assertEquals(deleted, 2);
     const left = new Set(
@@ -322,7 +323,7 @@ Deno.test("hcloud LBs: fields a Hetzner balancer cannot honour are named; none i
   const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
   try {
     const refused = async (service: Service, text: string) => {
-      const err = await assertRejects(() => lbs.ensureLoadBalancer("k", service, nodes), TerminalError);
+      const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", service, nodes));
       assert(err.message.includes(text), err.message);
       assertEquals(lbOf(service), undefined, "nothing created");
     };
@@ -367,7 +368,7 @@ Deno.test("hcloud LBs: more ports than the type's services is an input error nam
     );
     const service = svc({ [`${P}type`]: "lb11" }, { ports });
     const before = t.sim.audit.filter((e) => e.method !== "GET").length;
-    const err = await assertRejects(() => lbs.ensureLoadBalancer("k", service, nodes), TerminalError);
+    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", service, nodes));
     assert(
       err.message.includes("6 ports to serve, but load balancer type lb11 allows 5 services"),
       err.message,
@@ -378,3 +379,10 @@ Deno.test("hcloud LBs: more ports than the type's services is an input error nam
     await t.finish();
   }
 });
+
+/** Expects an input error (as the reconcile runtime reads it: through the ProviderError around it). */
+async function rejectsTerminal(fn: () => Promise<unknown>): Promise<Error> {
+  const err = await assertRejects(fn, Error);
+  assert(rootCause(err) instanceof TerminalError, `expected an input error, got ${err.name}: ${err.message}`);
+  return err;
+}

@@ -8,6 +8,8 @@ import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { abortableSleep } from "../../lib/sleep.ts";
 import type {
   CloudProvider,
+  ClusterView,
+  DriftReport,
   InstanceMetadata,
   Instances,
   LoadBalancers,
@@ -23,10 +25,18 @@ export interface FakeInstance extends InstanceMetadata {
   shutdown?: boolean;
 }
 
+/**
+ * The annotation the fake reads as a balancer's node selector (`key=value`): only Nodes with that
+ * label are its targets (the `nodeTargets` capability).
+ */
+export const FAKE_NODE_SELECTOR = "fake.deno-ccm.io/node-selector";
+
 /** A balancer of the fake cloud. */
 export interface FakeBalancer {
   name: string;
   service: string;
+  /** The UID of the Service it serves. */
+  uid: string;
   status: LoadBalancerStatus;
   /** Node names it targets. */
   hosts: string[];
@@ -42,6 +52,10 @@ export type FakeMethod =
   | "ensure-load-balancer"
   | "update-load-balancer"
   | "ensure-load-balancer-deleted"
+  | "sync-nodes"
+  | "owners"
+  | "drift"
+  | "sweep-orphans"
   | "list-routes"
   | "create-route"
   | "delete-route";
@@ -63,7 +77,35 @@ export class FakeProvider implements CloudProvider {
   readonly errors: Partial<Record<FakeMethod, Error | ((subject: string) => Error | undefined)>> = {};
   /** Milliseconds every call waits first. */
   delayMs = 0;
+  /** Service UID → differences the next drift look reports (e.g. "port 80 deleted"). */
+  readonly drifted = new Map<string, string[]>();
+  /** What `initialize` was handed. */
+  cluster?: ClusterView;
+  /** Once aborted (see `fence`), balancer and route writes are refused. */
+  #fence?: AbortSignal;
+  readonly #cloudListeners: (() => void)[] = [];
   #nextIp = 1;
+
+  /** Remembers the cluster view, as a real provider would. */
+  initialize(signal: AbortSignal, cluster: ClusterView): Promise<void> {
+    signal.throwIfAborted();
+    this.cluster = cluster;
+    return Promise.resolve();
+  }
+
+  /** Writes after `signal` aborts are refused (a lost lease). */
+  fence(signal: AbortSignal): void {
+    this.#fence = signal;
+  }
+
+  onCloudChanged(listener: () => void): void {
+    this.#cloudListeners.push(listener);
+  }
+
+  /** Tells the listeners that the cloud changed as a whole (as new credentials would). */
+  changeCloud(): void {
+    for (const listener of this.#cloudListeners) listener();
+  }
 
   readonly instances: Instances = {
     instanceExists: async (node, signal) => {
@@ -83,7 +125,7 @@ export class FakeProvider implements CloudProvider {
     },
   };
 
-  readonly loadBalancers: LoadBalancers = {
+  readonly loadBalancers: Required<LoadBalancers> = {
     getLoadBalancer: async (_cluster, service, signal) => {
       await this.#enter("get-load-balancer", serviceKey(service), signal);
       return structuredClone(this.balancers.get(serviceKey(service))?.status);
@@ -92,12 +134,15 @@ export class FakeProvider implements CloudProvider {
       `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32),
     ensureLoadBalancer: async (cluster, service, nodes, signal) => {
       await this.#enter("ensure-load-balancer", serviceKey(service), signal);
+      this.#fenced();
+      const selected = selectedBy(service, nodes);
       const existing = this.balancers.get(serviceKey(service));
       const balancer: FakeBalancer = {
         name: this.loadBalancers.getLoadBalancerName(cluster, service),
         service: serviceKey(service),
+        uid: service.metadata?.uid ?? "",
         status: existing?.status ?? { ingress: [{ ip: `192.0.2.${this.#nextIp++}`, ipMode: "VIP" }] },
-        hosts: nodes.map(nodeName).sort(),
+        hosts: selected.map(nodeName).sort(),
         ports: (service.spec?.ports ?? []).map((p) => p.port),
       };
       this.balancers.set(balancer.service, balancer);
@@ -105,12 +150,46 @@ export class FakeProvider implements CloudProvider {
     },
     updateLoadBalancer: async (_cluster, service, nodes, signal) => {
       await this.#enter("update-load-balancer", serviceKey(service), signal);
+      this.#fenced();
       const balancer = this.balancers.get(serviceKey(service));
-      if (balancer) balancer.hosts = nodes.map(nodeName).sort();
+      if (balancer) balancer.hosts = selectedBy(service, nodes).map(nodeName).sort();
     },
     ensureLoadBalancerDeleted: async (_cluster, service, signal) => {
       await this.#enter("ensure-load-balancer-deleted", serviceKey(service), signal);
+      this.#fenced();
       this.balancers.delete(serviceKey(service));
+    },
+    nodeTargets: {
+      selected: (service, nodes) =>
+        service.metadata?.annotations?.[FAKE_NODE_SELECTOR] === undefined
+          ? undefined
+          : new Set(selectedBy(service, nodes).map(nodeName)),
+      sync: async (_cluster, nodes, signal) => {
+        await this.#enter("sync-nodes", nodes.map(nodeName).sort().join(","), signal);
+      },
+    },
+    inventory: {
+      owners: async (expected, signal) => {
+        await this.#enter("owners", String(expected), signal);
+        return this.#owners();
+      },
+      drift: async (signal): Promise<DriftReport> => {
+        await this.#enter("drift", "", signal);
+        const drifted = new Map(this.drifted);
+        this.drifted.clear();
+        return { owners: this.#owners(), drifted };
+      },
+      sweepOrphans: async (live, signal) => {
+        await this.#enter("sweep-orphans", [...live].sort().join(","), signal);
+        this.#fenced();
+        let deleted = 0;
+        for (const [key, balancer] of this.balancers) {
+          if (live.has(balancer.uid)) continue;
+          this.balancers.delete(key);
+          deleted++;
+        }
+        return deleted;
+      },
     },
   };
 
@@ -121,6 +200,7 @@ export class FakeProvider implements CloudProvider {
     },
     createRoute: async (_cluster, _hint, route, signal) => {
       await this.#enter("create-route", route.destinationCIDR, signal);
+      this.#fenced();
       const known = [...this.machines.values()].some((m) => m.name === route.targetNode);
       this.routeTable.set(route.destinationCIDR, {
         name: `${route.targetNode}-${route.destinationCIDR}`,
@@ -131,6 +211,7 @@ export class FakeProvider implements CloudProvider {
     },
     deleteRoute: async (_cluster, route, signal) => {
       await this.#enter("delete-route", route.destinationCIDR, signal);
+      this.#fenced();
       this.routeTable.delete(route.destinationCIDR);
     },
   };
@@ -156,6 +237,14 @@ export class FakeProvider implements CloudProvider {
     return method ? this.calls.filter((c) => c === method || c.startsWith(`${method} `)) : [...this.calls];
   }
 
+  #owners(): Set<string> {
+    return new Set([...this.balancers.values()].map((b) => b.uid));
+  }
+
+  #fenced(): void {
+    if (this.#fence?.aborted) throw new Error("fenced: this process no longer leads");
+  }
+
   #machineOf(node: Node): FakeInstance | undefined {
     const id = node.spec?.providerID;
     if (id) return this.machines.get(id);
@@ -176,6 +265,14 @@ export class FakeProvider implements CloudProvider {
 
 function nodeName(node: Node): string {
   return node.metadata?.name ?? "";
+}
+
+/** The Nodes the Service's balancer targets: those its {@link FAKE_NODE_SELECTOR} matches (or all). */
+function selectedBy(service: Service, nodes: Node[]): Node[] {
+  const selector = service.metadata?.annotations?.[FAKE_NODE_SELECTOR];
+  if (selector === undefined) return nodes;
+  const [key, value = ""] = selector.split("=");
+  return nodes.filter((n) => n.metadata?.labels?.[key] === value);
 }
 
 function serviceKey(service: Service): string {

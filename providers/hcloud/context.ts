@@ -42,8 +42,6 @@ export interface HcloudContext {
   readonly robot?: RobotServers;
   /** Seals the records the CCM keeps on objects tenants can write (absent in tests: records unsealed). */
   readonly seal?: RecordSeal;
-  /** Registers a listener for changes of the credentials in use (absent in tests: none happen). */
-  readonly onCredentialsChanged?: (listener: () => void) => void;
 }
 
 /** Builds the frozen context. */
@@ -55,7 +53,6 @@ export function hcloudContext(parts: {
   robotEnabled?: boolean;
   robot?: RobotServers;
   seal?: RecordSeal;
-  onCredentialsChanged?: (listener: () => void) => void;
 }): HcloudContext {
   return Object.freeze({
     ...parts,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CloudProvider } from "../provider.ts";
+import type { CloudProvider, ClusterView } from "../provider.ts";
 import { ActionWaiter, Credentials, HcloudClient, toNetworkInfo } from "../../hcloud_api/mod.ts";
 import { RecordSeal } from "./record_seal.ts";
 import { CloudApiError } from "../../hcloud_api/mod.ts";
@@ -90,7 +90,6 @@ export class HcloudProvider implements CloudProvider {
       robotEnabled: robot.enabled,
       robot: this.robot,
       seal: new RecordSeal(() => this.#credentials.tokens()),
-      onCredentialsChanged: (listener) => this.#credentials.onChange(listener),
     });
     this.instances = countOperations(
       mapRetryableErrors(
@@ -132,8 +131,18 @@ export class HcloudProvider implements CloudProvider {
     return this.#credentials.problem() ?? this.robot?.client.problem();
   }
 
-  /** Checks the token (`GET /locations`, as the official CCM does) and resolves `HCLOUD_NETWORK`. */
-  async initialize(signal: AbortSignal): Promise<void> {
+  /** Calls `listener` when a new token is in use or the API accepts the token again. */
+  onCloudChanged(listener: () => void): void {
+    this.#credentials.onChange(listener);
+  }
+
+  /**
+   * Checks the token (`GET /locations`, as the official CCM does) and resolves `HCLOUD_NETWORK`;
+   * the load balancers learn the cluster's identity and Services from `cluster` (without it, as in
+   * tools: no cluster label, nothing swept, every owner taken to be alive).
+   */
+  async initialize(signal: AbortSignal, cluster?: ClusterView): Promise<void> {
+    if (cluster) this.loadBalancers?.useCluster(cluster);
     try {
       await this.client.call(
         "validate token",

@@ -9,7 +9,10 @@
 import { withSignal } from "../../../lib/cancellation.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type {
+  ClusterView,
   DriftReport,
+  LoadBalancerInventory,
+  LoadBalancerNodeTargets,
   LoadBalancerResult,
   LoadBalancers,
   LoadBalancerStatus,
@@ -78,10 +81,19 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #coManaged: CoManagedBalancers;
   /** Who may name objects made outside the CCM (consent.ts). */
   readonly #consent: ExternalObjectConsent;
-  readonly #onCredentialsChanged?: (listener: () => void) => void;
+  /** Label-selector targets: which Nodes a balancer takes, and the server labels they follow. */
+  readonly nodeTargets: LoadBalancerNodeTargets = {
+    selected: (service, nodes) => this.selectedNodeNames(service, nodes),
+    sync: (cluster, nodes, signal) => this.syncNodes(cluster, nodes, signal),
+  };
+  /** One list of this cluster's balancers (its cluster label) answers each of these. */
+  readonly inventory: LoadBalancerInventory = {
+    owners: (expected, signal) => this.existingLoadBalancerOwners(expected, signal),
+    drift: (signal) => this.checkDrift(signal),
+    sweepOrphans: (live, signal) => this.sweepOrphans(live, signal),
+  };
 
   constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults) {
-    this.#onCredentialsChanged = ctx.onCredentialsChanged;
     this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
     this.#labeler = new ServerLabeler(ctx.client, ctx.cache);
     this.#client = ctx.client;
@@ -261,11 +273,26 @@ export class HcloudLoadBalancers implements LoadBalancers {
     };
   }
 
-  setClusterId(clusterId: string): void {
-    this.#clusterId = clusterId;
+  /**
+   * The cluster served (from the provider's `initialize`): its identity labels what is created (and
+   * without it nothing is swept), its Services tell a live owner from a gone one.
+   */
+  useCluster(cluster: ClusterView): void {
+    this.#clusterId = cluster.clusterId;
+    const services = cluster.services?.bind(cluster);
+    if (!services) return; // owners unknown: every one is taken to be alive
+    const all = () => [...services()];
+    const exists = (uid: string) => services().some((svc) => svc.metadata?.uid === uid);
+    this.#lookup.serviceExists = exists;
+    this.#certificates.serviceExists = exists;
+    this.#coManaged.services = all;
+    this.#lookup.services = all;
   }
 
-  sweepOrphans(clusterId: string, liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
+  /** See {@link LoadBalancerInventory.sweepOrphans}. */
+  sweepOrphans(liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
+    const clusterId = this.#clusterId;
+    if (!clusterId) return Promise.resolve(0);
     return withSignal(signal, () => sweepOrphans(this.#client, clusterId, liveServiceUids));
   }
 
@@ -320,7 +347,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     });
   }
 
-  targetNodeNames(service: Service, nodes: Node[]): Set<string> | undefined {
+  /** See {@link LoadBalancerNodeTargets.selected}. */
+  selectedNodeNames(service: Service, nodes: Node[]): Set<string> | undefined {
     const { spec } = parseLoadBalancerSpec(service, this.#defaults);
     if (!spec.nodeSelector) return undefined;
     let selector;
@@ -334,6 +362,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     );
   }
 
+  /** See {@link LoadBalancerInventory.owners}. */
   async existingLoadBalancerOwners(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined> {
     return await withSignal(signal, async () => {
       if (!this.#clusterId) return undefined;
@@ -350,6 +379,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     });
   }
 
+  /** See {@link LoadBalancerInventory.drift}. */
   async checkDrift(signal?: AbortSignal): Promise<DriftReport | undefined> {
     return await withSignal(signal, async () => {
       if (!this.#clusterId) return undefined;
@@ -417,19 +447,6 @@ export class HcloudLoadBalancers implements LoadBalancers {
     }
     if (errors.length) throw new TerminalError(errors.join("; "));
     return spec;
-  }
-
-  onCloudChanged(listener: () => void): void {
-    this.#onCredentialsChanged?.(listener);
-  }
-
-  setServiceLookup(exists: (uid: string) => boolean, all?: () => Service[]): void {
-    this.#lookup.serviceExists = exists;
-    this.#certificates.serviceExists = exists;
-    if (all) {
-      this.#coManaged.services = all;
-      this.#lookup.services = all;
-    }
   }
 
   /** Attributes by plan (plan.ts) and execution (actions.ts), the network step between. */
