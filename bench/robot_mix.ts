@@ -12,6 +12,7 @@ import { registerNode } from "../testing/ccm_harness.ts";
 import { ROBOT_LIMITS } from "../hcloud_sim/robot.ts";
 import { createNodes, ingressCount, initTimes, quantile, waitFor } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
+import { LB_ANNOTATION_PREFIX } from "../providers/hcloud/mod.ts";
 import type { ScenarioResult } from "./report.ts";
 
 const ROBOT = 200;
@@ -111,7 +112,7 @@ function service(i: number): Service {
     metadata: {
       name: `web-${i}`,
       namespace: "default",
-      annotations: { "load-balancer.hetzner.cloud/node-selector": "pool=web" },
+      annotations: { [`${LB_ANNOTATION_PREFIX}node-selector`]: "pool=web" },
     },
     spec: { type: "LoadBalancer", selector: { app: `web-${i}` }, ports: [{ name: "http", port: 80 }] },
   };

@@ -7,6 +7,7 @@
 import { formatDuration, parseDuration } from "../lib/duration.ts";
 import { parseCidr, parseIp } from "../lib/cidr.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../lib/log.ts";
+import { parseGoBool } from "../lib/go_bool.ts";
 import { UPSTREAM_FLAG_NAMES, upstreamFlag } from "./upstream_flags.ts";
 
 type FlagType = "string" | "bool" | "int" | "float" | "duration" | "list";
@@ -14,7 +15,7 @@ type FlagType = "string" | "bool" | "int" | "float" | "duration" | "list";
 interface FlagSpec {
   name: string;
   type: FlagType;
-  default: string | number | boolean | string[];
+  default: string | number | boolean | readonly string[];
   help: string;
   choices?: readonly string[];
   /** Accepted for drop-in compatibility with upstream/official-CCM manifests, without effect. */
@@ -22,7 +23,7 @@ interface FlagSpec {
 }
 
 /** Every flag, in `--help` order. Durations are in milliseconds. */
-export const FLAGS: readonly FlagSpec[] = [
+export const FLAGS = [
   {
     name: "kubeconfig",
     type: "string",
@@ -232,48 +233,35 @@ export const FLAGS: readonly FlagSpec[] = [
     ignored: true,
   },
   { name: "help", type: "bool", default: false, help: "Show this help" },
-];
+] as const satisfies readonly FlagSpec[];
 
-/** Parsed flags. Durations are milliseconds. */
-export interface Flags {
-  kubeconfig: string;
-  context: string;
-  cloudProvider: string;
-  controllers: string[];
-  clusterName: string;
-  clusterCidr: string;
-  configureCloudRoutes: boolean;
-  loadBalancerClass: string;
-  nodeMonitorPeriod: number;
-  nodeStatusUpdateFrequency: number;
-  nodeDeletionMaxPercent: number;
-  driftRepairPeriod: number;
-  routeReconciliationPeriod: number;
-  concurrentServiceSyncs: number;
-  concurrentNodeSyncs: number;
-  kubeApiQps: number;
-  kubeApiBurst: number;
-  leaderElect: boolean;
-  leaderElectLeaseDuration: number;
-  leaderElectRenewDeadline: number;
-  leaderElectRetryPeriod: number;
-  leaderElectResourceName: string;
-  leaderElectResourceNamespace: string;
-  bindAddress: string;
-  securePort: number;
-  tlsCertFile: string;
-  tlsPrivateKeyFile: string;
-  logLevel: (typeof LOG_LEVELS)[number];
-  logFormat: (typeof LOG_FORMATS)[number];
-  help: boolean;
-}
+/** `kube-api-qps` → `kubeApiQps`. */
+type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}`
+  : S;
+/** A flag's parsed value: one of its choices, or what its type parses to. */
+type FlagValue<F extends FlagSpec> = F extends { choices: readonly (infer C extends string)[] } ? C
+  : F["type"] extends "bool" ? boolean
+  : F["type"] extends "int" | "float" | "duration" ? number
+  : F["type"] extends "list" ? string[]
+  : string;
+/** The flags that take effect (the others are accepted for compatibility only). */
+type EffectiveFlag = Exclude<(typeof FLAGS)[number], { ignored: true }>;
+
+/** Parsed flags, derived from {@link FLAGS}: camel-cased names. Durations are milliseconds. */
+export type Flags = { -readonly [F in EffectiveFlag as Camel<F["name"]>]: FlagValue<F> };
 
 const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** Parses `argv`. Accepts `--flag=value`, `--flag value`, `-flag` and bare `--bool`. */
 export function parseFlags(argv: string[]): { flags: Flags; errors: string[]; ignored: string[] } {
   const values: Record<string, unknown> = {};
-  for (const spec of FLAGS) values[camel(spec.name)] = spec.default;
+  // Flags accepted only for compatibility are checked but kept out of `Flags`.
+  const effective = (spec: FlagSpec) => !spec.ignored;
+  for (const spec of FLAGS) {
+    if (effective(spec)) {
+      values[camel(spec.name)] = Array.isArray(spec.default) ? [...spec.default] : spec.default;
+    }
+  }
   const errors: string[] = [];
   /** Upstream flags accepted without effect, as given (for one info line). */
   const ignored: string[] = [];
@@ -313,7 +301,7 @@ export function parseFlags(argv: string[]): { flags: Flags; errors: string[]; ig
     }
     const parsed = convert(spec, text);
     if (typeof parsed === "object" && parsed !== null && "error" in parsed) errors.push(String(parsed.error));
-    else values[camel(spec.name)] = parsed;
+    else if (effective(spec)) values[camel(spec.name)] = parsed;
   }
   const flags = values as unknown as Flags;
   errors.push(...validate(flags));
@@ -326,12 +314,9 @@ function convert(spec: FlagSpec, text: string): unknown {
     case "string":
       if (spec.choices && !spec.choices.includes(text)) return bad(`one of ${spec.choices.join(", ")}`);
       return text;
-    case "bool": {
-      const v = text.toLowerCase();
-      if (["1", "t", "true"].includes(v)) return true;
-      if (["0", "f", "false"].includes(v)) return false;
-      return bad("a boolean (true or false)");
-    }
+    case "bool":
+      // Go's strconv.ParseBool, as pflag reads it.
+      return parseGoBool(text) ?? bad("a boolean (true or false)");
     case "int":
       return /^-?\d+$/.test(text) ? Number(text) : bad("an integer");
     case "float":

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../testing/assert.ts";
-import { helpText, parseFlags } from "./flags.ts";
+import { FLAGS, type Flags, helpText, parseFlags } from "./flags.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
 import { resolveControllers } from "./controllers_flag.ts";
 
@@ -145,4 +145,23 @@ Deno.test("flags: the official CCM's upstream flags are accepted and reported as
   ]);
   assertEquals(parseFlags(["--no-such-flag=1"]).errors, ["unknown flag --no-such-flag"]);
   assertEquals(parseFlags(["--master"]).errors, ["--master needs a value"]);
+});
+
+Deno.test("flags: the Flags type is the table's effective flags, camel-cased, with each type's value", () => {
+  const { flags } = parseFlags(["--kube-api-qps=7", "--controllers=service", "--leader-elect=F"]);
+  const { kubeApiQps, controllers, leaderElect, logLevel }: Pick<
+    Flags,
+    "kubeApiQps" | "controllers" | "leaderElect" | "logLevel"
+  > = flags;
+  assertEquals([kubeApiQps, controllers, leaderElect, logLevel], [7, ["service"], false, "info"]);
+  const effective = FLAGS.filter((f) => !("ignored" in f)).map((f) =>
+    f.name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+  );
+  assertEquals(Object.keys(flags).sort(), effective.sort());
+  // @ts-expect-error: flags accepted only for compatibility have no field
+  assertEquals(flags.allocateNodeCidrs, undefined);
+  // Go's strconv.ParseBool, as the upstream CCM's pflag reads booleans.
+  assertEquals(parseFlags(["--leader-elect=tRuE"]).errors, [
+    '--leader-elect: "tRuE" is not a boolean (true or false)',
+  ]);
 });

@@ -8,7 +8,7 @@
  */
 import type { Case, ServiceSpec } from "./case_file.ts";
 import type { Difference } from "./compare.ts";
-import { parseLoadBalancerSpec } from "../providers/hcloud/mod.ts";
+import { LB_ANNOTATION_PREFIX, parseLoadBalancerSpec, SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
 
 /** One accepted difference. */
@@ -32,7 +32,7 @@ export interface ListedDifference {
   which?: (c: Case, d: Difference) => boolean;
 }
 
-const PREFIX = "load-balancer.hetzner.cloud/";
+const PREFIX = LB_ANNOTATION_PREFIX;
 const services = (c: Case) => [
   ...(c.services ?? []),
   ...(c.steps ?? []).flatMap((s) =>
@@ -230,7 +230,7 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       services(c).some((s) => {
         const name = s.annotations?.[`${PREFIX}name`];
         const seeded = (c.seed.load_balancers ?? []).find((lb) => lb.name === name);
-        return !!seeded && !seeded.labels?.["hcloud-ccm/service-uid"] &&
+        return !!seeded && !seeded.labels?.[SERVICE_UID_LABEL] &&
           s.annotations?.[`${PREFIX}adopt-existing`] !== "true";
       }),
     path:

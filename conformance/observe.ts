@@ -12,14 +12,15 @@ import { renderLoadBalancer, targetServerIds } from "../hcloud_sim/lb_model.ts";
 import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { mapStrings, type PhaseState } from "./case_file.ts";
 import type { CaseEnvironment } from "./case_environment.ts";
+import { LB_FINALIZER, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 
 const NODE_LABEL =
   /^(node\.kubernetes\.io\/instance-type|beta\.kubernetes\.io\/instance-type|topology\.kubernetes\.io\/.*|failure-domain\.beta\.kubernetes\.io\/.*|instance\.hetzner\.cloud\/.*)$/;
 const TAINTS = new Set([
-  "node.cloudprovider.kubernetes.io/uninitialized",
-  "node.cloudprovider.kubernetes.io/shutdown",
+  UNINITIALIZED_TAINT,
+  SHUTDOWN_TAINT,
 ]);
-const CLEANUP_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+const CLEANUP_FINALIZER = LB_FINALIZER;
 const DEFAULT_RDNS = /^static\.[\d.]+\.clients\.your-server\.de$/;
 
 /** What one observation read, normalized, plus the informational part. */

@@ -22,12 +22,10 @@ import type { EventRecorder } from "../kube/events.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
+import { CONFIRM_RECREATE } from "../kube/well_known.ts";
 
 /** The jobs, each a key of the housekeeping queue. */
 type Job = "orphan-sweep" | "verify" | "drift-repair";
-
-/** An owner's confirmation that a Service's balancer may be recreated while recreations are held. */
-export const CONFIRM_RECREATE = "service.deno-ccm.io/confirm-recreate";
 
 // Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
 // cleanup finds them; the hourly one is a backstop.
@@ -231,3 +229,5 @@ export class LoadBalancerHousekeeping {
     }
   }
 }
+
+export { CONFIRM_RECREATE };

@@ -30,6 +30,7 @@ import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy, rootCause, TerminalError } from "../kube/reconcile.ts";
+import { PROVIDED_NODE_IP } from "../kube/well_known.ts";
 
 /** The component name on events. */
 export const NODE_COMPONENT = "cloud-node-controller";
@@ -121,7 +122,7 @@ class NodeController implements Controller {
     this.#warn(node, meta?.warnings ?? []);
     if (meta) this.#warnDuplicates(node, meta.providerID);
     if (!meta) {
-      const ips = node.metadata?.annotations?.["alpha.kubernetes.io/provided-node-ip"];
+      const ips = node.metadata?.annotations?.[PROVIDED_NODE_IP];
       const message = node.spec?.providerID
         ? `no cloud server with provider ID ${node.spec.providerID}`
         : `no cloud server named "${name}"${ips ? ` and none with the node IP ${ips}` : ""}`;

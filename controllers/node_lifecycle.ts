@@ -19,11 +19,10 @@ import type { Instances } from "../providers/provider.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
+import { CONFIRM_DELETION } from "../kube/well_known.ts";
 
 /** The component name on events. */
 export const LIFECYCLE_COMPONENT = "cloud-node-lifecycle-controller";
-/** An operator's confirmation that a Node may be deleted while deletions are held. */
-export const CONFIRM_DELETION = "node.deno-ccm.io/confirm-deletion";
 
 /** How many Ready Nodes are asked whether the cloud still shows them. */
 const CORROBORATING_NODES = 3;
@@ -247,3 +246,5 @@ class NodeLifecycleController implements Controller {
     }
   }
 }
+
+export { CONFIRM_DELETION };

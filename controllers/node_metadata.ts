@@ -9,7 +9,7 @@ import type { Node, NodeAddress, Taint } from "kubernetes-types/core/v1.d.ts";
 import type { InstanceMetadata } from "../providers/provider.ts";
 
 export { PROVIDED_NODE_IP, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
-import { PROVIDED_NODE_IP } from "../kube/well_known.ts";
+import { INSTANCE_TYPE_LABELS, PROVIDED_NODE_IP, REGION_LABELS, ZONE_LABELS } from "../kube/well_known.ts";
 
 /** True when the Node carries the taint with this key. */
 export function hasTaint(node: Node, key: string): boolean {
@@ -22,9 +22,9 @@ export function withoutTaint(node: Node, key: string): Taint[] {
 }
 
 const LABEL_PAIRS: [keyof InstanceMetadata, string, string][] = [
-  ["instanceType", "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"],
-  ["zone", "topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"],
-  ["region", "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"],
+  ["instanceType", ...INSTANCE_TYPE_LABELS],
+  ["zone", ...ZONE_LABELS],
+  ["region", ...REGION_LABELS],
 ];
 
 /**

@@ -25,12 +25,11 @@ import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
 import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
+import { LB_FINALIZER } from "../kube/well_known.ts";
 
 /** How long an identical Warning on a Node from balancer syncs is not repeated. */
 const NODE_WARNING_QUIET_MS = 10 * 60_000;
 
-/** The finalizer that guarantees cleanup in the cloud. */
-export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 /** The component name on events. */
 export const SERVICE_COMPONENT = "service-controller";
 const NODE_SYNC_PERIOD_MS = 100_000;
@@ -407,3 +406,5 @@ function sameIngress(
     JSON.stringify(l.map((i) => [i.ip ?? "", i.hostname ?? "", i.ipMode ?? ""]));
   return key(a) === key(b);
 }
+
+export { LB_FINALIZER };

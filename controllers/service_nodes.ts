@@ -6,9 +6,10 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
+import { EXCLUDE_FROM_LB_LABEL } from "../kube/well_known.ts";
 
 /** Upstream's label that keeps a Node out of every external load balancer. */
-export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
+export const EXCLUDE_LABEL = EXCLUDE_FROM_LB_LABEL;
 const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 
 /** Same labels, same values. */

@@ -10,9 +10,7 @@
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-
-/** The keys the CCM wrote, comma-separated. */
-export const SYNCED_LABELS_ANNOTATION = "node.deno-ccm.io/synced-labels";
+import { SYNCED_LABELS_ANNOTATION } from "../kube/well_known.ts";
 
 /** A merge patch for `metadata`, or `undefined` when the Node is in step. */
 export interface SyncedLabelsPatch {
@@ -58,3 +56,5 @@ export function syncedLabelsPatch(
   }
   return { labels: patch, annotations, conflicts };
 }
+
+export { SYNCED_LABELS_ANNOTATION };

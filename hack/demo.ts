@@ -18,6 +18,7 @@ import { DEMO_SEED } from "../hcloud_sim/main.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
+import { INSTANCE_TYPE_LABELS, REGION_LABELS, UNINITIALIZED_TAINT, ZONE_LABELS } from "../kube/well_known.ts";
 
 const once = Deno.args.includes("--once");
 const DEADLINE_MS = 120_000;
@@ -97,7 +98,7 @@ Deno.exit(exitCode);
 
 function initialized(n: Node): boolean {
   return !!n.spec?.providerID &&
-    !(n.spec?.taints ?? []).some((t) => t.key === "node.cloudprovider.kubernetes.io/uninitialized") &&
+    !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT) &&
     (n.status?.conditions ?? []).some((c) => c.type === "NetworkUnavailable" && c.status === "False");
 }
 
@@ -118,8 +119,8 @@ function render(
     return [
       n.metadata?.name ?? "",
       n.spec?.providerID ?? "-",
-      l["node.kubernetes.io/instance-type"] ?? "-",
-      `${l["topology.kubernetes.io/region"] ?? "-"}/${l["topology.kubernetes.io/zone"] ?? "-"}`,
+      l[INSTANCE_TYPE_LABELS[0]] ?? "-",
+      `${l[REGION_LABELS[0]] ?? "-"}/${l[ZONE_LABELS[0]] ?? "-"}`,
       (n.status?.addresses ?? []).filter((a) => a.type !== "Hostname").map((a) => a.address).join(",") || "-",
       (n.spec?.taints ?? []).map((t) => t.key.split("/").pop()).join(",") || "-",
       cond ? `${cond.status === "False" ? "routed" : "no route"}` : "-",

@@ -11,6 +11,7 @@ import { NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { Simulator } from "../hcloud_sim/simulator.ts";
 import { setReady } from "./ccm_harness.ts";
+import { LB_ANNOTATION_PREFIX, SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,7 +25,7 @@ export async function hostileServicePhase(
   victim: string,
 ): Promise<number> {
   const uid = (await client.get(SERVICES, victim, { namespace: "default" })).metadata!.uid!;
-  const lb = [...sim.world.loadBalancers.values()].find((x) => x.labels["hcloud-ccm/service-uid"] === uid);
+  const lb = [...sim.world.loadBalancers.values()].find((x) => x.labels[SERVICE_UID_LABEL] === uid);
   if (!lb) throw new Error(`${victim} has no load balancer`);
   const before = JSON.stringify([lb.labels, lb.services, lb.targets]);
   const from = sim.audit.length;
@@ -37,8 +38,8 @@ export async function hostileServicePhase(
       name: "hostile",
       namespace: "intruder",
       annotations: {
-        "load-balancer.hetzner.cloud/name": lb.name,
-        "load-balancer.hetzner.cloud/adopt-existing": "true",
+        [`${LB_ANNOTATION_PREFIX}name`]: lb.name,
+        [`${LB_ANNOTATION_PREFIX}adopt-existing`]: "true",
       },
     },
     spec: { type: "LoadBalancer", selector: { app: "hostile" }, ports: [{ name: "p", port: 8443 }] },

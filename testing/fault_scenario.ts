@@ -17,6 +17,7 @@ import { DEFAULT_SIM_TOKEN, type Simulator } from "../hcloud_sim/simulator.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { emptyCloudPhase, hostileServicePhase } from "./fault_phases.ts";
+import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 
 /** Sizes and fault rates of one run. */
 export interface FaultScenarioOptions {
@@ -332,7 +333,7 @@ export async function invariants(
   const nodes = (await client.list(NODES)).items;
   const uids = new Set(services.map((x) => x.metadata!.uid));
   for (const lb of sim.world.loadBalancers.values()) {
-    if (!uids.has(lb.labels["hcloud-ccm/service-uid"])) problems.push(`leaked load balancer ${lb.name}`);
+    if (!uids.has(lb.labels[SERVICE_UID_LABEL])) problems.push(`leaked load balancer ${lb.name}`);
   }
   const want = [...live.values()].sort((a, b) => a - b);
   for (const svc of services) {
@@ -340,7 +341,7 @@ export async function invariants(
       problems.push(`service ${svc.metadata!.name} has no ingress`);
     }
     const lb = [...sim.world.loadBalancers.values()].find((x) =>
-      x.labels["hcloud-ccm/service-uid"] === svc.metadata!.uid
+      x.labels[SERVICE_UID_LABEL] === svc.metadata!.uid
     );
     if (!lb) {
       problems.push(`service ${svc.metadata!.name} has no load balancer`);

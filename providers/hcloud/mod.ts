@@ -243,11 +243,6 @@ export class HcloudProvider implements CloudProvider {
 export { readHcloudConfig } from "./config.ts";
 export { hcloudContext } from "./context.ts";
 export { HcloudInstances } from "./instances/mod.ts";
-export {
-  CO_MANAGED_STATE,
-  driftPageSize,
-  KNOWN_ANNOTATIONS,
-  parseLoadBalancerSpec,
-  PREFIX,
-} from "./load_balancers/mod.ts";
-export { ServerCache, TARGET_LABEL } from "./servers/mod.ts";
+export { driftPageSize, KNOWN_ANNOTATIONS, parseLoadBalancerSpec, PREFIX } from "./load_balancers/mod.ts";
+export { ServerCache } from "./servers/mod.ts";
+export * from "./names.ts";

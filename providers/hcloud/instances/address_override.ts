@@ -11,12 +11,9 @@
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import { parseIp } from "../../../lib/cidr.ts";
 import { ProviderError } from "../../errors.ts";
+import { ADDRESS_OVERRIDES } from "../names.ts";
 
-/** The annotations, by the address type they replace. */
-export const ADDRESS_OVERRIDES = {
-  InternalIP: "node.deno-ccm.io/internal-ip",
-  ExternalIP: "node.deno-ccm.io/external-ip",
-} as const;
+export { ADDRESS_OVERRIDES };
 
 /** Applies the overrides to `addresses` (order kept: Hostname, ExternalIP, InternalIP); throws for an invalid value. */
 export function applyAddressOverrides(node: Node, addresses: NodeAddress[]): NodeAddress[] {

@@ -11,9 +11,9 @@ import { parseIp } from "../../../lib/cidr.ts";
 import { ProviderError } from "../../errors.ts";
 import type { ProviderWarning } from "../../provider.ts";
 import type { AddressFamily } from "../config.ts";
+import { EXTERNAL_IPV6_ANNOTATION } from "../names.ts";
 
-/** The annotation's name. */
-export const EXTERNAL_IPV6_ANNOTATION = "instance.hetzner.cloud/external-ipv6";
+export { EXTERNAL_IPV6_ANNOTATION };
 
 /**
  * Applies the annotation to `addresses` (the official CCM's order: Hostname, ExternalIP v4,

@@ -19,6 +19,7 @@ import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
 import { RobotInstances } from "./robot.ts";
 import { PROVIDED_NODE_IP } from "../../../kube/well_known.ts";
 import { parseProviderId } from "../provider_id.ts";
+import { PROVIDED_BY_LABEL } from "../names.ts";
 
 const INIT_MAX_AGE_MS = 300_000;
 
@@ -171,7 +172,7 @@ export class HcloudInstances implements Instances {
           ? LEGACY_DATACENTER[server.location] ?? server.location
           : undefined,
         nodeAddresses: addresses,
-        additionalLabels: { "instance.hetzner.cloud/provided-by": "cloud" },
+        additionalLabels: { [PROVIDED_BY_LABEL]: "cloud" },
         ...(this.#options.serverLabels
           ? {
             syncedLabels: {

@@ -7,9 +7,9 @@
  *
  * @module
  */
+import { DEFAULT_SERVER_LABEL_PREFIX } from "../names.ts";
 
-/** The default Node-label prefix. */
-export const DEFAULT_SERVER_LABEL_PREFIX = "server.hetzner.cloud";
+export { DEFAULT_SERVER_LABEL_PREFIX };
 
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;

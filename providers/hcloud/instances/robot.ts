@@ -15,6 +15,7 @@ import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";
 import { TerminalError } from "../../errors.ts";
 import { logger } from "../../../lib/log.ts";
+import { IS_ROOT_SERVER_LABEL, PROVIDED_BY_LABEL } from "../names.ts";
 
 /** Settings that shape Robot metadata. */
 export interface RobotMetadataOptions {
@@ -41,8 +42,8 @@ export function robotMetadata(
     region: zone.split("-")[0] || undefined,
     nodeAddresses: applyAddressOverrides(node, withIpv6.addresses),
     additionalLabels: {
-      "instance.hetzner.cloud/provided-by": "robot",
-      "instance.hetzner.cloud/is-root-server": "true",
+      [PROVIDED_BY_LABEL]: "robot",
+      [IS_ROOT_SERVER_LABEL]: "true",
     },
   };
 }

@@ -11,9 +11,10 @@ import { parseDuration } from "../../../lib/duration.ts";
 import { parseCidr, parseIp } from "../../../lib/cidr.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
+import { LB_ANNOTATION_PREFIX } from "../names.ts";
 
-/** The annotation prefix. */
-export const PREFIX = "load-balancer.hetzner.cloud/";
+/** The annotation prefix (names.ts). */
+export const PREFIX = LB_ANNOTATION_PREFIX;
 
 /** Health check settings for every LB service. */
 export interface HealthCheckSpec {

@@ -18,6 +18,7 @@ import type { ProviderWarning } from "../../provider.ts";
 import { logger } from "../../../lib/log.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "./labels.ts";
+import { LB_ANNOTATION_PREFIX } from "../names.ts";
 type Certificate = Schemas["certificate"];
 
 /** Resolves the certificate IDs a Service's HTTPS services use. */
@@ -137,7 +138,7 @@ export class LbCertificates {
    */
   async #adopt(existing: Certificate, service: Service, spec: LoadBalancerSpec): Promise<Certificate> {
     const uid = service.metadata!.uid!;
-    const annotation = "load-balancer.hetzner.cloud/http-managed-certificate-name";
+    const annotation = `${LB_ANNOTATION_PREFIX}http-managed-certificate-name`;
     const owner = existing.labels?.[UID_LABEL];
     const sameDomains = [...existing.domain_names].sort().join(",") ===
       [...spec.managedCertificateDomains].sort().join(",");

@@ -34,14 +34,14 @@ import type { LbAction } from "./plan.ts";
 import { executeLbAction } from "./actions.ts";
 import { RecordSeal } from "../record_seal.ts";
 import { ExternalObjectConsent } from "./consent.ts";
+import { CO_MANAGED_STATE } from "../names.ts";
 
 type LB = Schemas["load_balancer"];
 
 /** The seal's secret when no provider seal is given (tests): known to this process only. */
 const PROCESS_SECRET = crypto.randomUUID();
 
-/** The annotation (written by the CCM) recording what a Service owns on a co-managed balancer. */
-export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";
+export { CO_MANAGED_STATE };
 
 /** What a Service owns on a co-managed balancer. */
 export interface CoManagedState {

@@ -14,9 +14,9 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { TerminalError } from "../../errors.ts";
 import type { HcloudClient } from "../../../hcloud_api/mod.ts";
+import { CONSENT_LABEL } from "../names.ts";
 
-/** The label an object's owner sets in the cloud to let one namespace's Services use it. */
-export const CONSENT_LABEL = "deno-ccm/namespace";
+export { CONSENT_LABEL };
 
 /** Who may name objects made outside the CCM (see the module doc). */
 export class ExternalObjectConsent {

@@ -10,15 +10,14 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
+import {
+  CLUSTER_ID_LABEL,
+  SERVICE_NAME_LABEL,
+  SERVICE_NAMESPACE_LABEL,
+  SERVICE_UID_LABEL,
+} from "../names.ts";
 
-/** The label that ties a load balancer to its Service (the official CCM's). */
-export const SERVICE_UID_LABEL = "hcloud-ccm/service-uid";
-/** The label with the creating cluster's identity (the kube-system namespace UID). */
-export const CLUSTER_ID_LABEL = "deno-ccm/cluster-id";
-/** The namespace of the Service an object was made for (ours). */
-export const SERVICE_NAMESPACE_LABEL = "deno-ccm/service-namespace";
-/** The name of the Service an object was made for (ours). */
-export const SERVICE_NAME_LABEL = "deno-ccm/service-name";
+export { CLUSTER_ID_LABEL, SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL };
 
 /**
  * The identity labels of a Service. Namespace and Service names are DNS labels of at most 63

@@ -55,6 +55,7 @@ import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, own
 import { CoManagedBalancers, findCoManaged } from "./co_managed.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
+import { LB_ANNOTATION_PREFIX } from "../names.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -146,7 +147,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
         parsed.typeAnnotated || this.#defaults.type || parsed.attachTo || stage < HccmStage.Create ? [] : [{
           reason: "LoadBalancerTypeUnconfigured",
           message: "Load Balancer Type unconfigured: this will be required in the future, set it with the " +
-            'annotation "load-balancer.hetzner.cloud/type" or cluster-wide with the environment variable ' +
+            `annotation "${LB_ANNOTATION_PREFIX}type" or cluster-wide with the environment variable ` +
             '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
         }];
       try {

@@ -20,6 +20,7 @@ import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import { defaultLoadBalancerName, type LoadBalancerSpec } from "./annotations.ts";
 import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { ExternalObjectConsent } from "./consent.ts";
+import { LB_ANNOTATION_PREFIX } from "../names.ts";
 
 /** A refusal that leaves the Service without a balancer of its own (the controller stops advertising). */
 function noBalancer(err: Error): Error {
@@ -136,7 +137,7 @@ export class LbLookup {
   }
 }
 
-const NAME_ANNOTATION = "load-balancer.hetzner.cloud/name";
+const NAME_ANNOTATION = `${LB_ANNOTATION_PREFIX}name`;
 
 /**
  * The live Service with a stronger claim to the balancer name `name` than `service`, if any (see
@@ -155,7 +156,7 @@ export function rivalClaim(
   for (const other of services) {
     const annotations = other.metadata?.annotations ?? {};
     if (other.metadata?.uid === uid || other.spec?.type !== "LoadBalancer") continue;
-    if (annotations["load-balancer.hetzner.cloud/attach-to"]) continue; // no balancer of its own
+    if (annotations[`${LB_ANNOTATION_PREFIX}attach-to`]) continue; // no balancer of its own
     const who = `${other.metadata?.namespace ?? "default"}/${other.metadata?.name}`;
     if (defaultLoadBalancerName(other) === name) return { who, why: "the name made from its UID" };
     if (annotations[NAME_ANNOTATION] !== name) continue;

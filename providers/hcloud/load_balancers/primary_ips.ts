@@ -7,9 +7,7 @@
  * @module
  */
 import type { ProviderWarning } from "../../provider.ts";
-import type { LoadBalancerSpec } from "./annotations.ts";
-
-const PREFIX = "load-balancer.hetzner.cloud/";
+import { type LoadBalancerSpec, PREFIX } from "./annotations.ts";
 
 /** The create request's `public_net` (a field newer than our spec copy), when an annotation asks. */
 export function primaryIpsBody(spec: LoadBalancerSpec): Record<string, unknown> {

@@ -18,9 +18,9 @@ import type { HcloudClient } from "../../../hcloud_api/mod.ts";
 import type { ServerCache, ServerSnapshot } from "./cache.ts";
 import { parseProviderId } from "../provider_id.ts";
 import { logger } from "../../../lib/log.ts";
+import { TARGET_LABEL } from "../names.ts";
 
-/** The label key; its value is the cluster identity (kube-system UID). */
-export const TARGET_LABEL = "deno-ccm/lb-target";
+export { TARGET_LABEL };
 
 /** What {@link ServerLabeler.checkResolved} reads of a load balancer. */
 export interface ResolvedBalancer {

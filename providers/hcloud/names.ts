@@ -1,0 +1,40 @@
+/**
+ * Every name the Hetzner provider reads or writes: annotation prefixes and annotations on Services
+ * and Nodes, labels on Nodes, and labels on cloud objects. The official CCM's names come first; ours
+ * (`deno-ccm/…`, `node.deno-ccm.io/…`, `service.deno-ccm.io/…`) are marked so. Who writes each one is
+ * its threat model (README, "What a tenant can make the CCM do").
+ *
+ * @module
+ */
+
+/** Prefix of the Service annotations that configure a load balancer (the official CCM's). */
+export const LB_ANNOTATION_PREFIX = "load-balancer.hetzner.cloud/";
+/** Node annotation: an IPv6 address to report instead of the server's first (the official CCM's). */
+export const EXTERNAL_IPV6_ANNOTATION = "instance.hetzner.cloud/external-ipv6";
+/** Node label: `cloud` or `robot`, whichever API serves the Node's machine (the official CCM's). */
+export const PROVIDED_BY_LABEL = "instance.hetzner.cloud/provided-by";
+/** Node label on Robot (dedicated) servers (the official CCM's). */
+export const IS_ROOT_SERVER_LABEL = "instance.hetzner.cloud/is-root-server";
+/** Default prefix of the Node labels synced from server labels (`HCLOUD_INSTANCES_SERVER_LABEL_PREFIX`). */
+export const DEFAULT_SERVER_LABEL_PREFIX = "server.hetzner.cloud";
+
+/** Cloud label that ties a load balancer or certificate to its Service (the official CCM's). */
+export const SERVICE_UID_LABEL = "hcloud-ccm/service-uid";
+/** Cloud label with the creating cluster's identity, the kube-system namespace UID (ours). */
+export const CLUSTER_ID_LABEL = "deno-ccm/cluster-id";
+/** Cloud label: the namespace of the Service an object was made for (ours). */
+export const SERVICE_NAMESPACE_LABEL = "deno-ccm/service-namespace";
+/** Cloud label: the name of the Service an object was made for (ours). */
+export const SERVICE_NAME_LABEL = "deno-ccm/service-name";
+/** Cloud label an object's owner sets to let one namespace's Services use it (ours). */
+export const CONSENT_LABEL = "deno-ccm/namespace";
+/** Server label picked up by label-selector targets; its value is the cluster identity (ours). */
+export const TARGET_LABEL = "deno-ccm/lb-target";
+
+/** Node annotations that replace the Node's own address of that type (ours). */
+export const ADDRESS_OVERRIDES = {
+  InternalIP: "node.deno-ccm.io/internal-ip",
+  ExternalIP: "node.deno-ccm.io/external-ip",
+} as const;
+/** Service annotation, written by the CCM: what the Service owns on a co-managed balancer (ours). */
+export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";
