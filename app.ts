@@ -5,6 +5,7 @@
  * @module
  */
 import { KubeClient } from "./kube/client.ts";
+import { KubeApiError } from "./kube/errors.ts";
 import { InformerFactory } from "./kube/informer_factory.ts";
 import type { ClusterConnection } from "./kube/kubeconfig.ts";
 import { LeaderElector } from "./kube/leader_election.ts";
@@ -167,7 +168,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     // leadership term's informer (the service controller lists them before it calls the provider).
     let informers: InformerFactory | undefined;
     const cluster: ClusterView = {
-      clusterId: options.provider.loadBalancers ? await readClusterId(client) : undefined,
+      clusterId: options.provider.loadBalancers ? await readClusterId(client, signal) : undefined,
       services: () => informers?.for(SERVICES).list() ?? [],
     };
     if (options.provider.initialize) {
@@ -222,18 +223,24 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
 /** Retries `attempt` with jittered backoff (1 s to 30 s), logging each failure, until it works or `signal` aborts. */
 /**
  * The cluster's identity (the kube-system namespace's UID), which tags the balancers this cluster
- * creates; unreadable (RBAC, say): nothing is tagged, so orphaned balancers are never swept.
+ * creates. A transient failure (an apiserver that answers /version but not yet the rest, after a
+ * restart) is retried; one that waiting cannot heal (RBAC, say) leaves nothing tagged, so orphaned
+ * balancers are never swept, and says so.
  */
-async function readClusterId(client: KubeClient): Promise<string | undefined> {
-  try {
-    return (await client.get(NAMESPACES, "kube-system")).metadata?.uid;
-  } catch (err) {
-    logger("app").warning(
-      "cannot read the kube-system namespace UID, so orphaned load balancers are not swept: {error}",
-      { error: (err as Error).message },
-    );
-    return undefined;
-  }
+async function readClusterId(client: KubeClient, signal: AbortSignal): Promise<string | undefined> {
+  let uid: string | undefined;
+  await retryUntil(signal, "read the kube-system namespace UID", async (s) => {
+    try {
+      uid = (await client.get(NAMESPACES, "kube-system", { signal: s })).metadata?.uid;
+    } catch (err) {
+      if (!(err instanceof KubeApiError) || ![401, 403, 404].includes(err.status)) throw err;
+      logger("app").warning(
+        "cannot read the kube-system namespace UID, so orphaned load balancers are not swept: {error}",
+        { error: err.message },
+      );
+    }
+  });
+  return uid;
 }
 
 async function retryUntil(

@@ -124,7 +124,10 @@ export async function registerNode(
     status?: Record<string, unknown>;
   } = {},
 ): Promise<Node> {
-  await client.create(NODES, {
+  // The kubelet sends its status with the create. A separate status write after it would race the
+  // CCM: one landing after the Node's initialization replaced the addresses the CCM had written.
+  const status = { ...options.status, addresses: [{ type: "Hostname", address: name }] };
+  const created = await client.create(NODES, {
     apiVersion: "v1",
     kind: "Node",
     metadata: {
@@ -138,12 +141,10 @@ export async function registerNode(
       podCIDRs: options.podCIDRs,
       taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }],
     },
+    status,
   });
-  return await client.patch(NODES, name, "merge", {
-    status: { ...options.status, addresses: [{ type: "Hostname", address: name }] },
-  }, {
-    subresource: "status",
-  });
+  if (created.status?.addresses?.length) return created;
+  throw new Error(`the apiserver dropped the status of Node ${name} on create`);
 }
 
 /** Sets the Node's Ready condition. */
