@@ -4,13 +4,20 @@
  * @module
  */
 
-/** The controllers this CCM runs, by upstream name. */
+/** The controllers this CCM runs, by upstream name (and ours for the one upstream has not). */
 export const CONTROLLER_NAMES = [
   "cloud-node-controller",
   "cloud-node-lifecycle-controller",
   "service-lb-controller",
   "node-route-controller",
+  "kubelet-serving-csr-approver",
 ] as const;
+
+/**
+ * Controllers `*` does not turn on (as upstream's disabled-by-default ones): they must be named.
+ * The CSR approver: a cluster may already run another approver.
+ */
+export const OFF_BY_DEFAULT: ReadonlySet<string> = new Set(["kubelet-serving-csr-approver"]);
 
 /** One of {@link CONTROLLER_NAMES}. */
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
@@ -22,6 +29,7 @@ const ALIASES: Record<string, ControllerName> = {
   "service-controller": "service-lb-controller",
   route: "node-route-controller",
   "route-controller": "node-route-controller",
+  "csr-approver": "kubelet-serving-csr-approver",
 };
 
 function canonical(name: string): ControllerName | undefined {
@@ -55,7 +63,9 @@ export function resolveControllers(items: string[]): { enabled: Set<ControllerNa
     }
     (disable ? off : on).add(name);
   }
-  const enabled = new Set<ControllerName>(star ? CONTROLLER_NAMES : on);
+  const enabled = new Set<ControllerName>(
+    star ? [...CONTROLLER_NAMES.filter((n) => !OFF_BY_DEFAULT.has(n)), ...on] : on,
+  );
   for (const name of off) enabled.delete(name);
   return { enabled, errors };
 }

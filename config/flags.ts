@@ -41,9 +41,10 @@ export const FLAGS = [
     name: "controllers",
     type: "list",
     default: ["*"],
-    help: "Controllers to run: * for all, name to enable, -name to disable (cloud-node-controller, " +
+    help:
+      "Controllers to run: * for all on by default, name to enable, -name to disable (cloud-node-controller, " +
       "cloud-node-lifecycle-controller, service-lb-controller, node-route-controller; aliases cloud-node, " +
-      "cloud-node-lifecycle, service, route)",
+      "cloud-node-lifecycle, service, route; off by default: kubelet-serving-csr-approver, alias csr-approver)",
   },
   { name: "cluster-name", type: "string", default: "kubernetes", help: "Name of the cluster" },
   {
@@ -164,6 +165,13 @@ export const FLAGS = [
     default: "leases",
     help: "Lock type",
     choices: ["leases"],
+  },
+  {
+    name: "kubelet-serving-csr-deny",
+    type: "bool",
+    default: true,
+    help: "With the kubelet-serving-csr-approver controller: deny a kubelet serving CSR that fails a check " +
+      "(false: leave it pending for another approver, with a Warning event)",
   },
   {
     name: "bind-address",

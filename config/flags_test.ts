@@ -124,6 +124,11 @@ Deno.test("controllers: names, aliases, star and disabling", () => {
     "cloud-node-lifecycle-controller",
   ]);
   assertEquals(resolveControllers(["bogus"]).errors.length, 1);
+  // The CSR approver is off unless named, with or without the star.
+  assertEquals(names(["*"]).includes("kubelet-serving-csr-approver"), false);
+  assertEquals(names(["*", "csr-approver"]).length, 5);
+  assertEquals(names(["kubelet-serving-csr-approver"]), ["kubelet-serving-csr-approver"]);
+  assertEquals(names(["*", "csr-approver", "-csr-approver"]).length, 4);
 });
 
 Deno.test("flags: the official CCM's upstream flags are accepted and reported as ignored; others are errors", () => {

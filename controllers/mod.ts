@@ -9,6 +9,7 @@ import { nodeController } from "./node.ts";
 import { nodeLifecycleController } from "./node_lifecycle.ts";
 import { routeController } from "./route.ts";
 import { serviceController } from "./service.ts";
+import { csrApproverController } from "./csr_approver.ts";
 
 /** Factories of the implemented controllers; a name missing here is skipped with a warning. */
 export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFactory>> = {
@@ -16,6 +17,7 @@ export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFact
   "cloud-node-lifecycle-controller": nodeLifecycleController,
   "service-lb-controller": serviceController,
   "node-route-controller": routeController,
+  "kubelet-serving-csr-approver": csrApproverController,
 };
 
 export {

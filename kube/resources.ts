@@ -5,6 +5,7 @@
  */
 import type { Event, Namespace, Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
+import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.d.ts";
 
 /** Where a resource lives in the API. `T` is the object type. */
 export interface ResourceType<T = unknown> {
@@ -54,6 +55,14 @@ export const LEASES: ResourceType<Lease> = {
   kind: "Lease",
   plural: "leases",
   namespaced: true,
+};
+
+/** certificates.k8s.io/v1 CertificateSigningRequests. */
+export const CERTIFICATE_SIGNING_REQUESTS: ResourceType<CertificateSigningRequest> = {
+  apiVersion: "certificates.k8s.io/v1",
+  kind: "CertificateSigningRequest",
+  plural: "certificatesigningrequests",
+  namespaced: false,
 };
 
 /** The URL path of a collection or one object, optionally a subresource. */

@@ -30,6 +30,13 @@ export const REGION_LABELS = [
   "failure-domain.beta.kubernetes.io/region",
 ] as const;
 
+/** Signer of kubelet serving certificates (CSRs the kubelet makes for its own HTTPS endpoint). */
+export const KUBELET_SERVING_SIGNER = "kubernetes.io/kubelet-serving";
+/** Prefix of a kubelet's user name (`system:node:<node name>`). */
+export const NODE_USER_PREFIX = "system:node:";
+/** The group every kubelet is in. */
+export const NODES_GROUP = "system:nodes";
+
 /** Ours: an owner's confirmation that a held Node may be deleted (node deletion breaker). */
 export const CONFIRM_DELETION = "node.deno-ccm.io/confirm-deletion";
 /** Ours: the provider labels last synced onto the Node, so removed ones can be taken off. */

@@ -65,6 +65,23 @@ export interface Instances {
     purpose?: MetadataPurpose,
     signal?: AbortSignal,
   ): Promise<InstanceMetadata | undefined>;
+  /**
+   * Optional capability: the cloud's own record of the machine behind an initialized Node, found by
+   * `node.spec.providerID` alone and holding nothing the Node says about itself (no annotation, no
+   * kubelet address): what the kubelet-serving CSR approver checks a request's names against.
+   * `undefined` when no machine of this provider has that ID, or its name no longer is the Node's.
+   */
+  machineRecord?(node: Node, signal?: AbortSignal): Promise<MachineRecord | undefined>;
+}
+
+/** See {@link Instances.machineRecord}. */
+export interface MachineRecord {
+  /** The machine's provider ID (the Node's). */
+  providerID: string;
+  /** DNS names the cloud knows the machine by (its name). */
+  names: string[];
+  /** Addresses and networks the cloud routes to the machine (`203.0.113.7/32`, `2001:db8:1::/64`). */
+  cidrs: string[];
 }
 
 /** Why the node controller asks for metadata (see {@link Instances.instanceMetadata}). */

@@ -116,6 +116,23 @@ export class TestCluster {
     };
   }
 
+  /**
+   * A connection as `user` in `groups`, with a client certificate from the cluster's CA (what a
+   * kubelet, or any other identity a test needs, authenticates with).
+   */
+  async userConnection(user: string, groups: string[] = []): Promise<ClusterConnection> {
+    const name = `user-${crypto.randomUUID()}`;
+    const subject = [...groups.map((g) => `/O=${g}`), `/CN=${user}`].join("");
+    await this.#sign(name, subject, "extendedKeyUsage=clientAuth\n");
+    const file = `${this.dir}/${name}`;
+    return {
+      ...(await this.adminConnection()),
+      clientCertPem: await Deno.readTextFile(`${file}.crt`),
+      clientKeyPem: await Deno.readTextFile(`${file}.key`),
+      source: `test cluster user ${user}`,
+    };
+  }
+
   /** Starts (or restarts after {@link stopApiserver}) kube-apiserver and waits until it is ready. */
   async startApiserver(): Promise<void> {
     const d = this.dir;
@@ -229,42 +246,12 @@ export class TestCluster {
       "-subj",
       "/CN=deno-ccm-test-ca",
     ]);
-    const sign = async (name: string, subject: string, ext: string) => {
-      await openssl([
-        "req",
-        ...ec,
-        "-keyout",
-        `${d}/${name}.key`,
-        "-out",
-        `${d}/${name}.csr`,
-        "-subj",
-        subject,
-      ]);
-      await Deno.writeTextFile(`${d}/${name}.ext`, ext);
-      await openssl([
-        "x509",
-        "-req",
-        "-in",
-        `${d}/${name}.csr`,
-        "-CA",
-        `${d}/ca.crt`,
-        "-CAkey",
-        `${d}/ca.key`,
-        "-CAcreateserial",
-        "-out",
-        `${d}/${name}.crt`,
-        "-days",
-        "7",
-        "-extfile",
-        `${d}/${name}.ext`,
-      ]);
-    };
-    await sign(
+    await this.#sign(
       "server",
       "/CN=kube-apiserver",
       "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n",
     );
-    await sign("admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth\n");
+    await this.#sign("admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth\n");
     await openssl([
       "genpkey",
       "-algorithm",
@@ -275,6 +262,40 @@ export class TestCluster {
       `${d}/sa.key`,
     ]);
     await openssl(["pkey", "-in", `${d}/sa.key`, "-pubout", "-out", `${d}/sa.pub`]);
+  }
+
+  /** A key and a certificate from the cluster CA: `<dir>/<name>.key` and `.crt`. */
+  async #sign(name: string, subject: string, ext: string): Promise<void> {
+    const d = this.dir;
+    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    await openssl([
+      "req",
+      ...ec,
+      "-keyout",
+      `${d}/${name}.key`,
+      "-out",
+      `${d}/${name}.csr`,
+      "-subj",
+      subject,
+    ]);
+    await Deno.writeTextFile(`${d}/${name}.ext`, ext);
+    await openssl([
+      "x509",
+      "-req",
+      "-in",
+      `${d}/${name}.csr`,
+      "-CA",
+      `${d}/ca.crt`,
+      "-CAkey",
+      `${d}/ca.key`,
+      "-CAcreateserial",
+      "-out",
+      `${d}/${name}.crt`,
+      "-days",
+      "7",
+      "-extfile",
+      `${d}/${name}.ext`,
+    ]);
   }
 
   async #startEtcd(): Promise<void> {

@@ -8,6 +8,7 @@
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { parseFlags } from "../config/flags.ts";
+import { resolveControllers } from "../config/controllers_flag.ts";
 import {
   CHART,
   renderChart,
@@ -88,6 +89,36 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
       "services/status:patch",
       "services:list",
       "services:watch",
+    ]);
+  },
+  "csr-approver-values.yaml": (o) => {
+    const args: string[] = container(o).args;
+    assertEquals(args.filter((a) => a.startsWith("--controllers")), [
+      "--controllers=*,-node-route-controller,kubelet-serving-csr-approver",
+    ]);
+    assert(args.includes("--kubelet-serving-csr-deny=false"));
+    const enabled = resolveControllers(parseFlags(args).flags.controllers).enabled;
+    assert(enabled.has("kubelet-serving-csr-approver") && !enabled.has("node-route-controller"));
+    const rules = one(o, "ClusterRole").rules.filter((r: Rendered) =>
+      r.apiGroups.includes("certificates.k8s.io")
+    );
+    assertEquals(rules, [
+      {
+        apiGroups: ["certificates.k8s.io"],
+        resources: ["certificatesigningrequests"],
+        verbs: ["list", "watch"],
+      },
+      {
+        apiGroups: ["certificates.k8s.io"],
+        resources: ["certificatesigningrequests/approval"],
+        verbs: ["update"],
+      },
+      {
+        apiGroups: ["certificates.k8s.io"],
+        resources: ["signers"],
+        resourceNames: ["kubernetes.io/kubelet-serving"],
+        verbs: ["approve"],
+      },
     ]);
   },
   "single-replica-values.yaml": (o) => {

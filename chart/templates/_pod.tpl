@@ -66,13 +66,17 @@ spec:
       imagePullPolicy: {{ .Values.image.pullPolicy }}
       args:
         {{- range $key, $value := .Values.args }}
-        {{- if not (kindIs "invalid" $value) }}
+        {{- if and (not (kindIs "invalid" $value)) (not (and $.Values.csrApprover.enabled (eq $key "controllers"))) }}
         - {{ printf "--%s%s" $key (ternary "" (printf "=%v" $value) (eq (toString $value) "")) | quote }}
         {{- end }}
         {{- end }}
         {{- if .Values.networking.enabled }}
         - "--allocate-node-cidrs=true"
         - {{ printf "--cluster-cidr=%s" .Values.networking.clusterCIDR | quote }}
+        {{- end }}
+        {{- if .Values.csrApprover.enabled }}
+        - {{ printf "--controllers=%s,kubelet-serving-csr-approver" (toString (default "*" (index .Values.args "controllers"))) | quote }}
+        - "--kubelet-serving-csr-deny={{ .Values.csrApprover.deny }}"
         {{- end }}
         - "--leader-elect={{ include "deno-ccm.leaderElect" . }}"
         - "--secure-port={{ .Values.statusPort }}"

@@ -48,6 +48,7 @@ export type FakeMethod =
   | "instance-exists"
   | "instance-shutdown"
   | "instance-metadata"
+  | "machine-record"
   | "get-load-balancer"
   | "ensure-load-balancer"
   | "update-load-balancer"
@@ -107,7 +108,7 @@ export class FakeProvider implements CloudProvider {
     for (const listener of this.#cloudListeners) listener();
   }
 
-  readonly instances: Instances = {
+  readonly instances: Required<Instances> = {
     instanceExists: async (node, signal) => {
       await this.#enter("instance-exists", nodeName(node), signal);
       return this.#machineOf(node) !== undefined;
@@ -115,6 +116,15 @@ export class FakeProvider implements CloudProvider {
     instanceShutdown: async (node, signal) => {
       await this.#enter("instance-shutdown", nodeName(node), signal);
       return this.#machineOf(node)?.shutdown === true;
+    },
+    machineRecord: async (node, signal) => {
+      await this.#enter("machine-record", nodeName(node), signal);
+      const m = node.spec?.providerID ? this.machines.get(node.spec.providerID) : undefined;
+      if (!m || m.name !== nodeName(node)) return undefined;
+      const cidrs = m.nodeAddresses.filter((a) => a.type !== "Hostname").map((a) =>
+        a.address.includes(":") ? `${a.address}/128` : `${a.address}/32`
+      );
+      return { providerID: m.providerID, names: [m.name], cidrs };
     },
     instanceMetadata: async (node, _purpose, signal) => {
       await this.#enter("instance-metadata", nodeName(node), signal);

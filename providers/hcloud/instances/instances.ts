@@ -6,7 +6,7 @@
  */
 import { withSignal } from "../../../lib/cancellation.ts";
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
-import type { InstanceMetadata, Instances, MetadataPurpose } from "../../provider.ts";
+import type { InstanceMetadata, Instances, MachineRecord, MetadataPurpose } from "../../provider.ts";
 import { ProviderError, TerminalError } from "../../errors.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { HcloudClient, ServerInfo } from "../../../hcloud_api/mod.ts";
@@ -186,6 +186,27 @@ export class HcloudInstances implements Instances {
           }
           : {}),
       };
+    });
+  }
+
+  /**
+   * The server behind a Cloud provider ID (or the Robot server behind a Robot one), named as the
+   * Node: its name, public IPv4, IPv6 network and private IPs in every network. Nothing the Node says
+   * of itself (annotations, the kubelet's node IP) counts.
+   */
+  async machineRecord(node: Node, signal?: AbortSignal): Promise<MachineRecord | undefined> {
+    return await withSignal(signal, async () => {
+      const parsed = parseProviderId(node.spec?.providerID);
+      if (parsed.kind === "robot") return await this.#robot?.record(node, parsed.number);
+      if (parsed.kind !== "cloud") return undefined;
+      const server = await this.#find(node);
+      if (!server || !serverNames(node, this.#options.nodeNameSuffix).includes(server.name)) return undefined;
+      const cidrs = [
+        ...(server.ipv4 && server.ipv4 !== "0.0.0.0" ? [`${server.ipv4}/32`] : []),
+        ...(server.ipv6Net ? [server.ipv6Net] : []),
+        ...server.privateNets.map((p) => `${p.ip}/32`),
+      ];
+      return { providerID: `hcloud://${server.id}`, names: [server.name], cidrs };
     });
   }
 

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
-import type { InstanceMetadata, ProviderWarning } from "../../provider.ts";
+import type { InstanceMetadata, MachineRecord, ProviderWarning } from "../../provider.ts";
 import type { AddressFamily } from "../config.ts";
 import type { RobotServerInfo, RobotServers, RobotSnapshot } from "../robot/mod.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
@@ -105,6 +105,17 @@ export class RobotInstances {
   /** Metadata of `node` from `server`. */
   metadataOf(node: Node, server: RobotServerInfo): InstanceMetadata {
     return robotMetadata(node, server, this.#options);
+  }
+
+  /** The Robot server's record (see `HcloudInstances.machineRecord`): name, IPv4, IPv6 /64. */
+  async record(node: Node, number: number): Promise<MachineRecord | undefined> {
+    const server = await this.#server(node, number);
+    if (!server) return undefined;
+    const cidrs = [
+      ...(server.ipv4 ? [`${server.ipv4}/32`] : []),
+      ...(server.ipv6Net ? [`${server.ipv6Net}/64`] : []),
+    ];
+    return { providerID: node.spec?.providerID ?? `hrobot://${server.number}`, names: [server.name], cidrs };
   }
 
   /** True when Robot reports the server powered off (`GET /reset`: `shut off`). */
