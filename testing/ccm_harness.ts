@@ -19,6 +19,7 @@ import { quietLogs } from "./helpers.ts";
 import { KubeClient } from "../kube/client.ts";
 import { HttpTransport } from "../kube/transport.ts";
 import { NODES } from "../kube/resources.ts";
+import type { ClusterConnection } from "../kube/kubeconfig.ts";
 
 /** A CCM running in this process. */
 export interface RunningCcm {
@@ -26,12 +27,16 @@ export interface RunningCcm {
   stop(): Promise<number>;
 }
 
-/** Starts the CCM with `args` and `env` (HCLOUD_TOKEN/ENDPOINT default to the simulator's). */
+/**
+ * Starts the CCM with `args` and `env` (HCLOUD_TOKEN/ENDPOINT default to the simulator's), as the
+ * cluster admin unless `connection` says who it is.
+ */
 export async function startCcm(
   cluster: TestCluster,
   sim: Simulator,
   args: string[],
   env: Record<string, string> = {},
+  connection?: ClusterConnection,
 ): Promise<RunningCcm> {
   const { flags, errors } = parseFlags([
     "--leader-elect=false",
@@ -54,7 +59,7 @@ export async function startCcm(
   const done = runApp({
     flags,
     enabled: controllers.enabled,
-    connection: await cluster.adminConnection(),
+    connection: connection ?? await cluster.adminConnection(),
     provider: provider.provider!,
     factories: CONTROLLER_FACTORIES,
     registry,

@@ -16,6 +16,7 @@ import { KubeClient } from "../kube/client.ts";
 import { HttpTransport } from "../kube/transport.ts";
 import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
+import { renderChart } from "../testing/helm.ts";
 
 Deno.test({
   name: "csr approver: kubelet serving certificates approved against the cloud's record of each server",
@@ -69,13 +70,30 @@ Deno.test({
       const pem = await makeCertificateRequest(request);
       await (await kubelet(as)).create(CERTIFICATE_SIGNING_REQUESTS, servingCsr(name, pem, { usages }));
     };
+    // The CCM runs with exactly the chart's ClusterRole (CSR approver on): least privilege, proven.
+    const role = (await renderChart({ set: ["csrApprover.enabled=true"] })).find((o) =>
+      o.kind === "ClusterRole"
+    )!;
+    role.metadata = { name: "deno-ccm-under-test" };
+    const binding = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "deno-ccm-under-test" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "deno-ccm-under-test" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "deno-ccm-under-test" }],
+    };
+    await cluster.kubectl(
+      ["apply", "-f", "-"],
+      JSON.stringify({ apiVersion: "v1", kind: "List", items: [role, binding] }),
+    );
+    const ccmIdentity = await cluster.userConnection("deno-ccm-under-test");
     const ccm = await startCcm(cluster, sim, ["--controllers=cloud-node,kubelet-serving-csr-approver"], {
       ROBOT_ENABLED: "true",
       ROBOT_USER: "robot-user",
       ROBOT_PASSWORD: "robot-password",
       ROBOT_ENDPOINT: sim.robotEndpoint,
       HCLOUD_NETWORK: "k8s",
-    });
+    }, ccmIdentity);
     const decision = async (name: string) => {
       const csr = await client.get(CERTIFICATE_SIGNING_REQUESTS, name) as CertificateSigningRequest;
       const c = (csr.status?.conditions ?? []).find((c) => c.type === "Approved" || c.type === "Denied");
