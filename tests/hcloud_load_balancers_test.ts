@@ -386,3 +386,30 @@ async function rejectsTerminal(fn: () => Promise<unknown>): Promise<Error> {
   assert(rootCause(err) instanceof TerminalError, `expected an input error, got ${err.name}: ${err.message}`);
   return err;
 }
+
+Deno.test("hcloud LBs: labels of the operator's and the owner's choice on the balancer, never the CCM's own", async () => {
+  const L = "service.deno-ccm.io/load-balancer-labels";
+  const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LABELS: "env=prod,team=platform" });
+  try {
+    const service = svc({ [`${P}location`]: "nbg1", [L]: "team=web,app=shop" });
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    const labels = lbOf(service).labels;
+    assertEquals([labels.env, labels.team, labels.app], ["prod", "platform", "shop"], "the operator's win");
+    assertEquals(labels["hcloud-ccm/service-uid"], service.metadata!.uid);
+    // A changed annotation is applied with the next sync.
+    service.metadata!.annotations![L] = "app=cart";
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    assertEquals(lbOf(service).labels.app, "cart");
+    // A tenant naming the CCM's labels (to pass for another Service, or to consent) changes nothing.
+    const other = svc({ [`${P}location`]: "nbg1" });
+    await lbs.ensureLoadBalancer("k", other, nodes);
+    const before = t.sim.audit.length;
+    service.metadata!.annotations![L] = `hcloud-ccm/service-uid=${other.metadata!.uid}`;
+    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", service, nodes));
+    assert(err.message.includes(L) && err.message.includes("hcloud-ccm/service-uid"), err.message);
+    assertEquals(t.sim.audit.slice(before).filter((e) => e.method !== "GET").length, 0, "no cloud write");
+    assertEquals(lbOf(service).labels.app, "cart");
+  } finally {
+    await t.finish();
+  }
+});

@@ -11,6 +11,7 @@ import type { EnvVar } from "../../config/env.ts";
 import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./instances/mod.ts";
 import { readRobotConfig, type RobotConfig } from "./robot/mod.ts";
 import { tokenFormatProblem } from "../../hcloud_api/mod.ts";
+import { parseUserLabels } from "./load_balancers/mod.ts";
 
 /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
 export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
@@ -37,6 +38,8 @@ export interface LoadBalancerDefaults {
    * without the object's own consent label; `"*"` (the default, the official CCM's behaviour): all.
    */
   externalObjectsNamespaces?: "*" | string[];
+  /** `HCLOUD_LOAD_BALANCERS_LABELS`: labels on every balancer (and managed certificate) created. */
+  labels?: Record<string, string>;
 }
 
 /** Everything the hcloud provider reads from the environment. */
@@ -217,6 +220,8 @@ export async function readHcloudConfig(
       errors.push(`${lbPrefix}EXTERNAL_OBJECTS_NAMESPACES: "${n.slice(0, 64)}" is not a namespace name`);
     }
   }
+  const userLabels = parseUserLabels(env[`${lbPrefix}LABELS` as EnvVar], `${lbPrefix}LABELS`);
+  errors.push(...userLabels.errors);
   const subnet = str(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE`);
   if (subnet !== undefined && !parseCidr(subnet)) {
     errors.push(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE: "${subnet}" is not a CIDR range`);
@@ -260,6 +265,7 @@ export async function readHcloudConfig(
       healthCheckRetries: int(`${lbPrefix}HEALTH_CHECK_RETRIES`),
       privateSubnetIpRange: subnet,
       externalObjectsNamespaces: external,
+      labels: userLabels.labels,
     },
     robot,
   };

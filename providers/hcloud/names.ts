@@ -36,5 +36,7 @@ export const ADDRESS_OVERRIDES = {
   InternalIP: "node.deno-ccm.io/internal-ip",
   ExternalIP: "node.deno-ccm.io/external-ip",
 } as const;
+/** Service annotation: labels of the owner's choice on the Service's balancer, `k=v,…` (ours). */
+export const LB_LABELS_ANNOTATION = "service.deno-ccm.io/load-balancer-labels";
 /** Service annotation, written by the CCM: what the Service owns on a co-managed balancer (ours). */
 export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";

@@ -12,6 +12,7 @@ import { parseCidr, parseIp } from "../../../lib/cidr.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
 import { LB_ANNOTATION_PREFIX } from "../names.ts";
+import { userLabelsFor } from "./user_labels.ts";
 
 /** The annotation prefix (names.ts). */
 export const PREFIX = LB_ANNOTATION_PREFIX;
@@ -71,6 +72,8 @@ export interface LoadBalancerSpec {
   publicNetIpv6?: number;
   /** `attach-to`: a balancer made outside Kubernetes (name or ID) this Service co-manages (ours). */
   attachTo?: string;
+  /** Labels of the operator's and the owner's choice on what is created for it (user_labels.ts). */
+  labels: Record<string, string>;
 }
 
 /** Annotations that change a balancer as a whole: not ours to set on a co-managed one. */
@@ -403,7 +406,14 @@ export function parseLoadBalancerSpec(
       /^(\d+|[a-zA-Z0-9]([a-zA-Z0-9._-]{0,61}[a-zA-Z0-9])?)$/,
       "load balancer name or ID",
     ),
+    labels: {},
   };
+  const user = userLabelsFor(annotations, defaults.labels ?? {});
+  spec.labels = user.labels;
+  if (user.errors.length) {
+    invalid.add("labels");
+    errors.push(...user.errors);
+  }
   const wholeBalancer = WHOLE_BALANCER.filter((n) => raw(n) !== undefined);
   if (spec.attachTo !== undefined && wholeBalancer.length) {
     invalid.add("attach-to");

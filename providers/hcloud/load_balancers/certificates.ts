@@ -114,7 +114,7 @@ export class LbCertificates {
     const name = spec.managedCertificateName ?? `ccm-managed-certificate-${uid}`;
     const existing = await this.#byName(name);
     if (existing) return await this.#adopt(existing, service, spec);
-    const labels: Record<string, string> = { [UID_LABEL]: uid, ...identityLabels(service) };
+    const labels: Record<string, string> = { ...spec.labels, [UID_LABEL]: uid, ...identityLabels(service) };
     if (spec.acmeStaging) labels["HC-Use-Staging-CA"] = "true";
     const created = await this.client.call(
       "create certificate",

@@ -52,6 +52,7 @@ export async function createLoadBalancer(
     name: request.name,
     load_balancer_type: spec.type ?? "lb11",
     labels: {
+      ...spec.labels,
       [SERVICE_UID_LABEL]: request.serviceUid,
       ...(request.clusterId ? { [CLUSTER_ID_LABEL]: request.clusterId } : {}),
       ...request.identity,

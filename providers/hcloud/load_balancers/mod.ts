@@ -8,3 +8,4 @@ export { KNOWN_ANNOTATIONS, parseLoadBalancerSpec, PREFIX } from "./annotations.
 export { CO_MANAGED_STATE } from "./co_managed.ts";
 export { driftPageSize } from "./drift.ts";
 export { HcloudLoadBalancers } from "./load_balancers.ts";
+export { parseUserLabels } from "./user_labels.ts";

@@ -56,6 +56,7 @@ export function planShape(lb: LB, spec: LoadBalancerSpec, owner: Ownership): LbA
   const actions: LbAction[] = [];
   const name = spec.name && spec.name !== lb.name ? spec.name : undefined;
   const wanted: Record<string, string> = {
+    ...spec.labels,
     [SERVICE_UID_LABEL]: owner.serviceUid,
     ...(owner.clusterId ? { [CLUSTER_ID_LABEL]: owner.clusterId } : {}),
     ...owner.identity,
