@@ -24,6 +24,7 @@ import { KubeApiError } from "../kube/errors.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import type { Instances } from "../providers/provider.ts";
 import { syncedLabelsPatch } from "./synced_labels.ts";
+import { sameTaints, syncedTaintsPatch } from "./synced_taints.ts";
 import { sharedAddresses } from "./shared_addresses.ts";
 import { warningsOf } from "../providers/errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
@@ -162,16 +163,22 @@ class NodeController implements Controller {
     }
     const synced = syncedLabelsPatch(current, meta.syncedLabels);
     this.#warnConflicts(node, synced?.conflicts);
+    // The provider's taints land in the same write that lifts the uninitialized taint: no pod is
+    // scheduled onto the Node before they are there.
+    const base = withoutTaint(current, UNINITIALIZED_TAINT);
+    const tainted = syncedTaintsPatch(current, meta.syncedTaints, base);
+    this.#warnConflicts(node, tainted?.conflicts, "taint");
+    const annotations = { ...synced?.annotations, ...tainted?.annotations };
     try {
       await this.#ctx.client.patch(NODES, name, "merge", {
         metadata: {
           labels: { ...initLabels(current, meta), ...synced?.labels },
-          ...(synced && Object.keys(synced.annotations).length ? { annotations: synced.annotations } : {}),
+          ...(Object.keys(annotations).length ? { annotations } : {}),
           resourceVersion: current.metadata?.resourceVersion,
         },
         spec: {
           providerID: current.spec?.providerID || meta.providerID,
-          taints: withoutTaint(current, UNINITIALIZED_TAINT),
+          taints: tainted?.taints ?? base,
         },
       });
     } catch (err) {
@@ -216,14 +223,16 @@ class NodeController implements Controller {
     }
   }
 
-  #warnConflicts(node: Node, keys: string[] | undefined): void {
+  #warnConflicts(node: Node, keys: string[] | undefined, what: "label" | "taint" = "label"): void {
     if (!keys?.length) return;
     this.#recorder.event(
       NODES,
       node,
       "Warning",
-      "SyncedLabelConflict",
-      `labels ${keys.join(", ")} were not written by the CCM: left as they are instead of the cloud's values`,
+      what === "label" ? "SyncedLabelConflict" : "SyncedTaintConflict",
+      `${what}s ${
+        keys.join(", ")
+      } were not written by the CCM: left as they are instead of the cloud's values`,
     );
   }
 
@@ -279,6 +288,16 @@ class NodeController implements Controller {
               metadata: { labels: synced.labels, annotations: synced.annotations },
             });
             this.#log.info("updated synced labels of node {name}", { name: node.metadata!.name });
+          }
+          const tainted = syncedTaintsPatch(node, result.value.syncedTaints);
+          this.#warnConflicts(node, tainted?.conflicts, "taint");
+          if (tainted && (Object.keys(tainted.annotations).length || !sameTaints(node, tainted.taints))) {
+            // The whole list is written: the Node's version guards it against a taint added meanwhile.
+            await this.#ctx.client.patch(NODES, node.metadata!.name!, "merge", {
+              metadata: { annotations: tainted.annotations, resourceVersion: node.metadata?.resourceVersion },
+              spec: { taints: tainted.taints },
+            });
+            this.#log.info("updated synced taints of node {name}", { name: node.metadata!.name });
           }
         } catch (err) {
           this.#log.warning("cannot refresh addresses of node {name}: {error}", {

@@ -41,5 +41,7 @@ export const NODES_GROUP = "system:nodes";
 export const CONFIRM_DELETION = "node.deno-ccm.io/confirm-deletion";
 /** Ours: the provider labels last synced onto the Node, so removed ones can be taken off. */
 export const SYNCED_LABELS_ANNOTATION = "node.deno-ccm.io/synced-labels";
+/** Ours: the keys of the provider taints last synced onto the Node, so removed ones can be taken off. */
+export const SYNCED_TAINTS_ANNOTATION = "node.deno-ccm.io/synced-taints";
 /** Ours: an owner's confirmation that a Service's balancer may be recreated while recreations are held. */
 export const CONFIRM_RECREATE = "service.deno-ccm.io/confirm-recreate";

@@ -18,10 +18,10 @@
  *
  * @module
  */
-import type { Node, NodeAddress, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Node, NodeAddress, Service, Taint } from "kubernetes-types/core/v1.d.ts";
 export { ProviderError, RetryAfterError, TerminalError, WrappedError } from "./errors.ts";
 /** The Kubernetes types the contract passes (from `kubernetes-types`), for implementers. */
-export type { Node, NodeAddress, Service };
+export type { Node, NodeAddress, Service, Taint };
 
 /** What the node controller writes onto a Node (upstream `InstanceMetadata`). */
 export interface InstanceMetadata {
@@ -46,6 +46,13 @@ export interface InstanceMetadata {
    * ever writes or removes for it; absent: no label sync (nothing written or removed).
    */
   syncedLabels?: { prefix: string; labels: Record<string, string> };
+  /**
+   * Taints kept in step the same way (e.g. from the machine's labels): set with the Node's
+   * initialization, before the uninitialized taint goes, then updated and removed at every address
+   * refresh. Every key starts with `prefix`; a taint the CCM did not write is never touched; absent:
+   * no taint sync.
+   */
+  syncedTaints?: { prefix: string; taints: Taint[] };
 }
 
 /** Instances: finding the machine behind a Node. Should check `node.spec.providerID` first. */

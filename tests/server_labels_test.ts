@@ -110,3 +110,53 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "server labels as taints: on the Node before it is initialized, kept in step, others' taints untouched",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { cluster, s, client, close } = await testEnvironment();
+    const server = s.sim.addServer({ name: "w3", ipv4: "203.0.113.82" });
+    const setServerLabels = async (labels: Record<string, string>) => {
+      const r = await s.api("PUT", `/servers/${server.id}`, { labels });
+      assertEquals(r.status, 200);
+    };
+    await setServerLabels({ dedicated: "gpu", "spot-pool": "a", team: "x" });
+    await registerNode(client, "w3");
+    const theirs = { key: "example.com/maintenance", value: "soon", effect: "NoExecute" };
+    const ccm = await startCcm(cluster, s.sim, [
+      "--controllers=cloud-node",
+      "--node-status-update-frequency=1s",
+    ], {
+      HCLOUD_INSTANCES_SERVER_TAINTS: "dedicated:NoExecute,spot*",
+      HCLOUD_SERVER_CACHE_MAX_AGE: "1s",
+    });
+    // Ours and the one someone else sets (the apiserver adds its own not-ready taint too).
+    const taints = async () =>
+      ((await client.get(NODES, "w3")).spec?.taints ?? []).filter((t) =>
+        !t.key.startsWith("node.kubernetes.io/")
+      )
+        .map((t) => `${t.key}=${t.value ?? ""}:${t.effect}`).sort();
+    try {
+      // The taints come in the write that lifts the uninitialized taint: never one without the other.
+      await eventually(async () => !(await taints()).some((t) => t.startsWith("node.cloudprovider")));
+      assertEquals(await taints(), [`${S}dedicated=gpu:NoExecute`, `${S}spot-pool=a:NoSchedule`]);
+      const node = await client.get(NODES, "w3");
+      await client.patch(NODES, "w3", "merge", { spec: { taints: [...node.spec!.taints!, theirs] } });
+
+      await setServerLabels({ dedicated: "fpga" });
+      await eventually(async () =>
+        JSON.stringify(await taints()) ===
+          JSON.stringify([`${S}dedicated=fpga:NoExecute`, "example.com/maintenance=soon:NoExecute"].sort())
+      );
+      await setServerLabels({});
+      await eventually(async () =>
+        JSON.stringify(await taints()) === JSON.stringify(["example.com/maintenance=soon:NoExecute"])
+      );
+    } finally {
+      await close(ccm);
+    }
+  },
+});

@@ -8,7 +8,12 @@ import { parseDuration } from "../../lib/duration.ts";
 import { parseGoBool } from "../../lib/go_bool.ts";
 import { parseCidr } from "../../lib/cidr.ts";
 import type { EnvVar } from "../../config/env.ts";
-import { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./instances/mod.ts";
+import {
+  DEFAULT_SERVER_LABEL_PREFIX,
+  invalidServerLabelPattern,
+  parseServerTaintPatterns,
+  type ServerTaintPattern,
+} from "./instances/mod.ts";
 import { readRobotConfig, type RobotConfig } from "./robot/mod.ts";
 import { tokenFormatProblem } from "../../hcloud_api/mod.ts";
 import { parseUserLabels } from "./load_balancers/mod.ts";
@@ -64,6 +69,11 @@ export interface HcloudConfig {
   serverLabels?: string[];
   /** `HCLOUD_INSTANCES_SERVER_LABEL_PREFIX` (ours): the Node-label prefix of copied server labels. */
   serverLabelPrefix: string;
+  /**
+   * `HCLOUD_INSTANCES_SERVER_TAINTS` (ours): server label keys (or `prefix*`), each with the effect
+   * of the Node taint it becomes (`key:NoExecute`; default `NoSchedule`).
+   */
+  serverTaints?: ServerTaintPattern[];
   serverCacheMaxAgeMs: number;
   /** `HCLOUD_SERVER_REFRESH`: `actions` (follow the action logs) or `list` (full list every time). */
   serverRefresh: "actions" | "list";
@@ -161,6 +171,7 @@ export async function readHcloudConfig(
       `HCLOUD_INSTANCES_SERVER_LABELS: "${badPattern}" is not a label key (or a key prefix ending in *)`,
     );
   }
+  const serverTaints = parseServerTaintPatterns(str("HCLOUD_INSTANCES_SERVER_TAINTS"), errors);
   const serverLabelPrefix = str("HCLOUD_INSTANCES_SERVER_LABEL_PREFIX") ?? DEFAULT_SERVER_LABEL_PREFIX;
   if (
     !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(serverLabelPrefix) ||
@@ -244,6 +255,7 @@ export async function readHcloudConfig(
     nodeNameSuffix,
     serverLabels: serverLabels?.length ? serverLabels : undefined,
     serverLabelPrefix,
+    serverTaints,
     serverCacheMaxAgeMs: duration("HCLOUD_SERVER_CACHE_MAX_AGE") ?? 10_000,
     serverRefresh: refresh as HcloudConfig["serverRefresh"],
     serverFullListPeriodMs: duration("HCLOUD_SERVER_FULL_LIST_PERIOD") ?? 3_600_000,

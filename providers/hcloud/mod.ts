@@ -100,6 +100,7 @@ export class HcloudProvider implements CloudProvider {
           nodeNameSuffix: config.nodeNameSuffix,
           serverLabels: config.serverLabels,
           serverLabelPrefix: config.serverLabelPrefix,
+          serverTaints: config.serverTaints,
         }),
       ),
       OPERATIONS.instances,

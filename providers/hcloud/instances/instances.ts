@@ -14,7 +14,12 @@ import type { AddressFamily } from "../config.ts";
 import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "../servers/mod.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";
-import { DEFAULT_SERVER_LABEL_PREFIX, nodeLabelsFromServer } from "./node_labels.ts";
+import {
+  DEFAULT_SERVER_LABEL_PREFIX,
+  nodeLabelsFromServer,
+  nodeTaintsFromServer,
+  type ServerTaintPattern,
+} from "./node_labels.ts";
 import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
 import { RobotInstances } from "./robot.ts";
 import { PROVIDED_NODE_IP } from "../../../kube/well_known.ts";
@@ -41,6 +46,8 @@ export interface InstancesOptions {
   nodeNameSuffix?: string;
   /** Server label keys (or `prefix*`) kept in step as Node labels under `serverLabelPrefix`. */
   serverLabels?: string[];
+  /** Server label keys (or `prefix*`) kept in step as Node taints under `serverLabelPrefix`. */
+  serverTaints?: ServerTaintPattern[];
   serverLabelPrefix?: string;
   /** `ROBOT_FORWARD_INTERNAL_IPS`. */
   forwardInternalIps?: boolean;
@@ -180,6 +187,18 @@ export class HcloudInstances implements Instances {
               labels: nodeLabelsFromServer(
                 server.labels,
                 this.#options.serverLabels,
+                this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
+              ),
+            },
+          }
+          : {}),
+        ...(this.#options.serverTaints
+          ? {
+            syncedTaints: {
+              prefix: `${this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX}/`,
+              taints: nodeTaintsFromServer(
+                server.labels,
+                this.#options.serverTaints,
                 this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
               ),
             },

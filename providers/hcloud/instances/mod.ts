@@ -5,4 +5,9 @@
  * @module
  */
 export { HcloudInstances } from "./instances.ts";
-export { DEFAULT_SERVER_LABEL_PREFIX, invalidServerLabelPattern } from "./node_labels.ts";
+export {
+  DEFAULT_SERVER_LABEL_PREFIX,
+  invalidServerLabelPattern,
+  parseServerTaintPatterns,
+  type ServerTaintPattern,
+} from "./node_labels.ts";

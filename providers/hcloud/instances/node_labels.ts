@@ -8,6 +8,7 @@
  * @module
  */
 import { DEFAULT_SERVER_LABEL_PREFIX } from "../names.ts";
+import type { Taint } from "kubernetes-types/core/v1.d.ts";
 
 export { DEFAULT_SERVER_LABEL_PREFIX };
 
@@ -35,4 +36,52 @@ export function nodeLabelsFromServer(
     out[`${prefix}/${name}`] = value;
   }
   return out;
+}
+
+/** A server label key (or `prefix*`) whose labels become Node taints, and their effect. */
+export interface ServerTaintPattern {
+  pattern: string;
+  effect: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+}
+
+const EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"] as const;
+
+/** Reads `HCLOUD_INSTANCES_SERVER_TAINTS` (`key[:Effect],prefix*[:Effect]`); problems go to `errors`. */
+export function parseServerTaintPatterns(
+  text: string | undefined,
+  errors: string[],
+): ServerTaintPattern[] | undefined {
+  const entries = (text ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+  const out: ServerTaintPattern[] = [];
+  for (const entry of entries) {
+    const [pattern, effect = "NoSchedule"] = entry.split(":");
+    if (invalidServerLabelPattern([pattern]) !== undefined) {
+      errors.push(
+        `HCLOUD_INSTANCES_SERVER_TAINTS: "${pattern}" is not a label key (or a key prefix ending in *)`,
+      );
+    } else if (!(EFFECTS as readonly string[]).includes(effect)) {
+      errors.push(
+        `HCLOUD_INSTANCES_SERVER_TAINTS: "${entry}": the effect is not one of ${EFFECTS.join(", ")}`,
+      );
+    } else out.push({ pattern, effect: effect as ServerTaintPattern["effect"] });
+  }
+  return out.length ? out : undefined;
+}
+
+/**
+ * The Node taints for a server's labels: each label a pattern matches becomes the taint
+ * `<prefix>/<key>=<value>:<effect>`, named as {@link nodeLabelsFromServer} names labels.
+ */
+export function nodeTaintsFromServer(
+  serverLabels: Record<string, string>,
+  patterns: ServerTaintPattern[],
+  prefix: string,
+): Taint[] {
+  const taints: Taint[] = [];
+  for (const { pattern, effect } of patterns) {
+    for (const [key, value] of Object.entries(nodeLabelsFromServer(serverLabels, [pattern], prefix))) {
+      if (!taints.some((t) => t.key === key)) taints.push({ key, ...(value ? { value } : {}), effect });
+    }
+  }
+  return taints;
 }
