@@ -254,7 +254,10 @@ function resolveSelectors(
 
 /** The LB as the API shows it: label-selector targets resolved, health per service port. */
 export function renderLoadBalancer(world: World, lb: LoadBalancer): LoadBalancer {
-  const health = () => lb.services.map((s) => ({ listen_port: s.listen_port, status: "healthy" as const }));
+  const health = (server?: number) => {
+    const status = (server !== undefined && world.targetHealth.get(`${lb.id}:${server}`)) || "healthy";
+    return lb.services.map((s) => ({ listen_port: s.listen_port, status }));
+  };
   const out = structuredClone(lb);
   const resolved = resolveSelectors(world, lb).byTarget;
   out.targets = lb.targets.map((t, index) => {
@@ -264,12 +267,12 @@ export function renderLoadBalancer(world: World, lb: LoadBalancer): LoadBalancer
         targets: (resolved.get(index) ?? []).map((id) => ({
           type: "server",
           server: { id },
-          health_status: health(),
+          health_status: health(id),
           use_private_ip: t.use_private_ip,
         })),
       };
     }
-    return { ...t, health_status: health() };
+    return { ...t, health_status: health(t.type === "server" ? t.server?.id : undefined) };
   });
   return out;
 }

@@ -88,6 +88,12 @@ export class SimControl {
     this.#world.startAction("change_protection", [{ id, type: "load_balancer" }], 0);
   }
 
+  /** What the balancer's health check says of a server target (healthy unless set). */
+  setTargetHealth(lbId: number, serverId: number, status: "healthy" | "unhealthy" | "unknown"): void {
+    this.#loadBalancer(lbId);
+    this.#world.targetHealth.set(`${lbId}:${serverId}`, status);
+  }
+
   /** Makes a load balancer look created `ms` ago (an orphan old enough to sweep, say). */
   backdateLoadBalancer(id: number, ms: number): void {
     this.#loadBalancer(id).created = new Date(Date.now() - ms).toISOString();

@@ -72,6 +72,10 @@ export class Gauge implements Metric {
   get(labels: Labels = {}): number {
     return this.#values.get(labelKey(labels)) ?? 0;
   }
+  /** Drops every series (before setting the current ones, when label sets come and go). */
+  clear(): void {
+    this.#values.clear();
+  }
   render(): string {
     let out = header(this.name, this.help, "gauge");
     for (const [key, value] of this.#values) out += sample(this.name, key, value);

@@ -9,6 +9,7 @@ import { applySeed } from "../hcloud_sim/control.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { HcloudProvider, readHcloudConfig } from "../providers/hcloud/mod.ts";
 import { rootCause, TerminalError } from "../providers/errors.ts";
+import { Registry } from "../lib/metrics.ts";
 import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 
 const P = "load-balancer.hetzner.cloud/";
@@ -42,7 +43,8 @@ async function setup(env: Record<string, string> = {}) {
     ...env,
   });
   assertEquals(errors, []);
-  const provider = new HcloudProvider(config);
+  const registry = new Registry();
+  const provider = new HcloudProvider(config, registry);
   // The app hands the kube-system UID in; label-selector targets are keyed to it.
   await provider.initialize(AbortSignal.timeout(5_000), {
     clusterId: "7b0d0c3e-0000-4000-8000-000000000001",
@@ -58,7 +60,7 @@ async function setup(env: Record<string, string> = {}) {
     [...t.sim.world.loadBalancers.values()].find((lb) =>
       lb.labels["hcloud-ccm/service-uid"] === service.metadata!.uid
     )!;
-  return { t, provider, lbs: provider.loadBalancers!, nodes, servers, lbOf };
+  return { t, provider, lbs: provider.loadBalancers!, nodes, servers, lbOf, registry };
 }
 
 Deno.test("hcloud LBs: HTTPS with an uploaded certificate by name, HTTP options and a custom health check", async () => {
@@ -409,6 +411,37 @@ Deno.test("hcloud LBs: labels of the operator's and the owner's choice on the ba
     assert(err.message.includes(L) && err.message.includes("hcloud-ccm/service-uid"), err.message);
     assertEquals(t.sim.audit.slice(before).filter((e) => e.method !== "GET").length, 0, "no cloud write");
     assertEquals(lbOf(service).labels.app, "cart");
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: the targets' health comes with the drift list, as a metric, at no extra call", async () => {
+  const { t, lbs, nodes, servers, lbOf, registry } = await setup();
+  try {
+    const service = svc({ [`${P}location`]: "nbg1", [`${P}use-private-ip`]: "false" });
+    const other = svc({ [`${P}location`]: "nbg1", [`${P}node-selector`]: "pool=edge" });
+    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer("k", other, nodes);
+    // The cluster's label-selector target resolves to the servers the node sync labels.
+    await lbs.nodeTargets.sync("k", nodes);
+    t.sim.control.setTargetHealth(lbOf(service).id, servers[1].id, "unhealthy");
+    t.sim.control.setTargetHealth(lbOf(other).id, servers[0].id, "unknown");
+    const before = t.sim.audit.length;
+    await lbs.inventory.drift();
+    assertEquals(t.sim.audit.length - before, 1, "one list, as the drift check makes anyway");
+    const targets = registry.gauge("hcloud_load_balancer_targets", "");
+    const names = new Map([service, other].map((s) => [s, lbOf(s).name]));
+    const of = (s: Service, health: string) =>
+      targets.get({ load_balancer: names.get(s)!, service: `default/${s.metadata!.name}`, health });
+    assertEquals([of(service, "healthy"), of(service, "unhealthy"), of(service, "unknown")], [1, 1, 0]);
+    // A node selector's balancer targets its one server.
+    assertEquals([of(other, "healthy"), of(other, "unhealthy"), of(other, "unknown")], [0, 0, 1]);
+    // A balancer that is gone takes its series with it.
+    await lbs.ensureLoadBalancerDeleted("k", other);
+    await lbs.inventory.drift();
+    assertEquals(of(other, "unknown"), 0);
+    assertEquals(of(service, "unhealthy"), 1);
   } finally {
     await t.finish();
   }

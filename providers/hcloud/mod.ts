@@ -108,7 +108,7 @@ export class HcloudProvider implements CloudProvider {
     );
     if (config.loadBalancers.enabled) {
       this.loadBalancers = countOperations(
-        mapRetryableErrors(new HcloudLoadBalancers(this.context, config.loadBalancers)),
+        mapRetryableErrors(new HcloudLoadBalancers(this.context, config.loadBalancers, registry)),
         OPERATIONS.loadBalancers,
         registry,
       );

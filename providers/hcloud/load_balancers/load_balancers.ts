@@ -56,6 +56,8 @@ import { CoManagedBalancers, findCoManaged } from "./co_managed.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
 import { LB_ANNOTATION_PREFIX } from "../names.ts";
+import { type BalancerHealth, balancerHealth, TargetHealthGauge } from "./target_health.ts";
+import type { Registry } from "../../../lib/metrics.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -94,7 +96,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
     sweepOrphans: (live, signal) => this.sweepOrphans(live, signal),
   };
 
-  constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults) {
+  /** Target health from the drift list, when metrics are kept. */
+  readonly #health?: TargetHealthGauge;
+
+  /** `registry`: where the targets' health (from each drift list) is counted. */
+  constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults, registry?: Registry) {
+    this.#health = registry && new TargetHealthGauge(registry);
     this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
     this.#labeler = new ServerLabeler(ctx.client, ctx.cache);
     this.#client = ctx.client;
@@ -384,12 +391,18 @@ export class HcloudLoadBalancers implements LoadBalancers {
   async checkDrift(signal?: AbortSignal): Promise<DriftReport | undefined> {
     return await withSignal(signal, async () => {
       if (!this.#clusterId) return undefined;
+      // The targets' health is read as the API sent it, before the list drops its details.
+      const health: BalancerHealth[] = [];
       const listed = await listClusterLoadBalancers(
         this.#client,
         this.#clusterId,
         driftPageSize(this.#nodeCount),
-        (lb) => this.#labeler.checkResolved(lb),
+        (lb) => {
+          this.#labeler.checkResolved(lb);
+          if (this.#health) health.push(balancerHealth(lb));
+        },
       );
+      this.#health?.update(health);
       const owners = new Set<string>();
       const drifted = new Map<string, string[]>();
       for (const lb of listed) {

@@ -1,0 +1,77 @@
+/**
+ * The health of a balancer's targets as the API reports it (`targets[].health_status`, one status
+ * per service port; label-selector targets carry their resolved servers): read from the list the
+ * drift repair makes anyway, so it costs no call. A target is unhealthy when any port is, healthy when
+ * every port is, unknown otherwise (no health check has answered yet).
+ *
+ * @module
+ */
+import type { Schemas } from "../../../hcloud_api/mod.ts";
+import type { Registry } from "../../../lib/metrics.ts";
+import { SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+
+type LB = Schemas["load_balancer"];
+
+/** Targets by health. */
+export interface TargetHealth {
+  healthy: number;
+  unhealthy: number;
+  unknown: number;
+}
+
+type HealthStatus = { status?: string }[] | undefined;
+
+/** Counts the balancer's targets by health. */
+export function targetHealth(lb: Pick<LB, "targets">): TargetHealth {
+  const counts: TargetHealth = { healthy: 0, unhealthy: 0, unknown: 0 };
+  const count = (health: HealthStatus) => {
+    const statuses = (health ?? []).map((h) => h.status);
+    if (statuses.includes("unhealthy")) counts.unhealthy++;
+    else if (statuses.length && statuses.every((s) => s === "healthy")) counts.healthy++;
+    else counts.unknown++;
+  };
+  for (const target of lb.targets ?? []) {
+    const resolved = (target as { targets?: { health_status?: HealthStatus }[] }).targets;
+    if (target.type === "label_selector") { for (const t of resolved ?? []) count(t.health_status); }
+    else count((target as { health_status?: HealthStatus }).health_status);
+  }
+  return counts;
+}
+
+/** One balancer's target health, taken from the API's answer before its details are dropped. */
+export interface BalancerHealth {
+  name: string;
+  /** `namespace/name` of its Service (or the owner UID, for a balancer without identity labels). */
+  service: string;
+  health: TargetHealth;
+}
+
+/** What {@link TargetHealthGauge.update} needs of a balancer, read as the API sent it. */
+export function balancerHealth(lb: Pick<LB, "name" | "labels" | "targets">): BalancerHealth {
+  const labels = lb.labels ?? {};
+  const namespace = labels[SERVICE_NAMESPACE_LABEL];
+  const service = namespace ? `${namespace}/${labels[SERVICE_NAME_LABEL]}` : labels[SERVICE_UID_LABEL] ?? "";
+  return { name: lb.name, service, health: targetHealth(lb) };
+}
+
+/** `hcloud_load_balancer_targets{load_balancer,service,health}`, set from each drift list. */
+export class TargetHealthGauge {
+  readonly #gauge;
+
+  constructor(registry: Registry) {
+    this.#gauge = registry.gauge(
+      "hcloud_load_balancer_targets",
+      "Targets of this cluster's load balancers by health, as the last drift repair list showed them.",
+    );
+  }
+
+  /** Replaces every series with those of `balancers` (a balancer gone takes its series with it). */
+  update(balancers: BalancerHealth[]): void {
+    this.#gauge.clear();
+    for (const { name, service, health } of balancers) {
+      for (const [state, n] of Object.entries(health)) {
+        this.#gauge.set({ load_balancer: name, service, health: state }, n);
+      }
+    }
+  }
+}
