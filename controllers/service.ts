@@ -26,6 +26,7 @@ import { reconcilePolicy } from "../kube/reconcile.ts";
 import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 import { LB_FINALIZER } from "../kube/well_known.ts";
+import { failedCondition, readyCondition, statusPatch } from "./service_status.ts";
 
 /** How long an identical Warning on a Node from balancer syncs is not repeated. */
 const NODE_WARNING_QUIET_MS = 10 * 60_000;
@@ -223,14 +224,23 @@ class ServiceController implements Controller {
         "SyncLoadBalancerFailed",
         `Error syncing load balancer: ${(err as Error).message}`,
       );
-      if (leftNoBalancer(err)) await this.#forgetLostIngress(svc);
+      const lost = leftNoBalancer(err) && this.#lostIngress(svc);
+      // The failure goes on the Service too; a write that fails here must not hide the sync's error.
+      await this.#patchStatus(svc, statusPatch(svc, failedCondition(err), lost ? [] : undefined)).catch((e) =>
+        this.#log.warning("cannot write the status of {service}: {error}", {
+          service: key,
+          error: (e as Error).message,
+        })
+      );
       throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
     this.#warn(svc, result.warnings);
     if (result.annotations) await this.#patchAnnotations(svc, result.annotations);
-    if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress)) {
-      await this.#patchIngress(svc, result.ingress);
-    }
+    const ingressChanged = !sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress);
+    await this.#patchStatus(
+      svc,
+      statusPatch(svc, readyCondition(result.warnings), ingressChanged ? result.ingress : undefined),
+    );
     this.#nodeSets.synced(key, this.#targetKey(svc, nodes, set));
     // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
     if (this.#nodeSets.eligible().set !== set) this.#nodeQueue.add(NODE_SYNC);
@@ -239,15 +249,15 @@ class ServiceController implements Controller {
 
   /**
    * After a sync that failed leaving the Service without a balancer of its own (the provider says so:
-   * none found and none made, or its name refused): its old addresses, which the cloud may give to
-   * another balancer, are no longer advertised (security probe O4, N6). No cloud call.
+   * none found and none made, or its name refused): whether it still advertises addresses, which the
+   * cloud may give to another balancer (security probe O4, N6); the caller clears them. No cloud call.
    */
-  async #forgetLostIngress(svc: Service): Promise<void> {
-    if (!(svc.status?.loadBalancer?.ingress ?? []).length) return;
+  #lostIngress(svc: Service): boolean {
+    if (!(svc.status?.loadBalancer?.ingress ?? []).length) return false;
     this.#log.warning("the load balancer of {service} is gone and was not made again; clearing its ingress", {
       service: objectKey(svc),
     });
-    await this.#patchIngress(svc, []);
+    return true;
   }
 
   /** The Services whose last sync succeeded and that still want a balancer. */
@@ -374,6 +384,18 @@ class ServiceController implements Controller {
       await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", {
         status: { loadBalancer: { ingress } },
       }, {
+        namespace: svc.metadata!.namespace,
+        subresource: "status",
+      });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
+    }
+  }
+  /** Writes a status patch from service_status.ts (nothing when it is `undefined`). */
+  async #patchStatus(svc: Service, patch: { status: Record<string, unknown> } | undefined): Promise<void> {
+    if (!patch) return;
+    try {
+      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", patch, {
         namespace: svc.metadata!.namespace,
         subresource: "status",
       });

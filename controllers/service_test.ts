@@ -2,11 +2,12 @@
  * The service controller against the fake provider and an in-memory apiserver.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../testing/assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TerminalError } from "../kube/reconcile.ts";
 import { newController } from "../testing/controller_harness.ts";
 import { FAKE_NODE_SELECTOR, FakeProvider } from "../providers/fake/fake_provider.ts";
 import { eventually } from "../testing/helpers.ts";
-import { NODES } from "../kube/resources.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
 import { serviceController } from "./service.ts";
 
 const node = (name: string, labels: Record<string, string> = {}) => ({
@@ -124,5 +125,47 @@ Deno.test("service controller (fake provider, onCloudChanged): Service syncs tha
     assertEquals(web.status?.loadBalancer?.ingress?.[0]?.ip, "192.0.2.1");
     // And every balancer is checked with one look.
     await eventually(() => fake.callsOf("drift").length === drift + 1, 2_000);
+  });
+});
+
+Deno.test("service controller (fake provider): LoadBalancerReady says whether the balancer serves and why not, written only when it changes", async () => {
+  const fake = new FakeProvider();
+  fake.errors["ensure-load-balancer"] = new TerminalError(
+    'annotation load-balancer.hetzner.cloud/algorithm-type: "fastest" is not one of round_robin, least_connections',
+  );
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("nodes", node("a"));
+  t.apiserver.seed("services", service("web"));
+  const ready = () =>
+    t.apiserver.object<Service>("services", "web", "default")?.status?.conditions?.find((c) =>
+      c.type === "LoadBalancerReady"
+    );
+  const statusWrites = () => t.apiserver.requests.filter((r) => r.includes("/services/web/status")).length;
+  await t.runWhile(async () => {
+    await eventually(() => ready()?.status === "False", 5_000);
+    assertEquals(ready()?.reason, "Refused");
+    assert(ready()!.message!.includes('"fastest"'), ready()!.message);
+    // Fixed: the next sync (the Service changes) makes it serve.
+    delete fake.errors["ensure-load-balancer"];
+    await t.client.patch(SERVICES, "web", "merge", { metadata: { annotations: { fixed: "yes" } } }, {
+      namespace: "default",
+    });
+    await eventually(() => ready()?.status === "True", 5_000);
+    assertEquals([ready()?.reason, ready()?.message], ["Ensured", "The load balancer serves the Service"]);
+    // A sync that changes nothing writes no status.
+    const writes = statusWrites();
+    await t.client.patch(SERVICES, "web", "merge", { spec: { ports: [{ port: 81, protocol: "TCP" }] } }, {
+      namespace: "default",
+    });
+    await eventually(() => fake.callsOf("ensure-load-balancer").length === 3, 5_000);
+    await new Promise((r) => setTimeout(r, 100));
+    assertEquals(statusWrites(), writes);
+    // A limit the balancer runs with is said there too.
+    fake.ensureWarnings = [{ reason: "MaxTargetsReached", message: "lb11 targets at most 25 servers" }];
+    await t.client.patch(SERVICES, "web", "merge", { spec: { ports: [{ port: 82, protocol: "TCP" }] } }, {
+      namespace: "default",
+    });
+    await eventually(() => ready()?.reason === "MaxTargetsReached", 5_000);
+    assertEquals(ready()?.status, "True");
   });
 });
