@@ -15,10 +15,9 @@
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
 import { objectKey } from "../kube/informer.ts";
-import { KubeApiError } from "../kube/errors.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
-import type { LoadBalancerIngress, LoadBalancers, ProviderWarning } from "../providers/provider.ts";
+import type { LoadBalancers, ProviderWarning } from "../providers/provider.ts";
 import { leftNoBalancer, warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
@@ -27,6 +26,7 @@ import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from 
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 import { LB_FINALIZER } from "../kube/well_known.ts";
 import { failedCondition, readyCondition, statusPatch } from "./service_status.ts";
+import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./service_writes.ts";
 
 /** How long an identical Warning on a Node from balancer syncs is not repeated. */
 const NODE_WARNING_QUIET_MS = 10 * 60_000;
@@ -187,9 +187,9 @@ class ServiceController implements Controller {
       if (released?.annotations && !svc.metadata?.deletionTimestamp) {
         await this.#patchAnnotations(svc, released.annotations);
       }
-      await this.#setFinalizer(svc, false);
+      await setFinalizer(this.#ctx.client, svc, false);
       if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
-        await this.#patchIngress(svc, []);
+        await patchStatus(this.#ctx.client, svc, { status: { loadBalancer: { ingress: [] } } });
       }
       this.#nodeSets.forget(key);
       this.#recorder.event(SERVICES, svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
@@ -199,7 +199,7 @@ class ServiceController implements Controller {
     }
     if (!this.#wants(svc)) return;
     // The finalizer lands before any cloud call; a Service already gone gets no load balancer.
-    if (!hasFinalizer(svc) && !(await this.#setFinalizer(svc, true))) return;
+    if (!hasFinalizer(svc) && !(await setFinalizer(this.#ctx.client, svc, true))) return;
     const { nodes, set } = this.#nodeSets.eligible();
     if (nodes.length === 0) {
       this.#recorder.event(
@@ -226,18 +226,20 @@ class ServiceController implements Controller {
       );
       const lost = leftNoBalancer(err) && this.#lostIngress(svc);
       // The failure goes on the Service too; a write that fails here must not hide the sync's error.
-      await this.#patchStatus(svc, statusPatch(svc, failedCondition(err), lost ? [] : undefined)).catch((e) =>
-        this.#log.warning("cannot write the status of {service}: {error}", {
-          service: key,
-          error: (e as Error).message,
-        })
-      );
+      await patchStatus(this.#ctx.client, svc, statusPatch(svc, failedCondition(err), lost ? [] : undefined))
+        .catch((e) =>
+          this.#log.warning("cannot write the status of {service}: {error}", {
+            service: key,
+            error: (e as Error).message,
+          })
+        );
       throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
     this.#warn(svc, result.warnings);
     if (result.annotations) await this.#patchAnnotations(svc, result.annotations);
     const ingressChanged = !sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress);
-    await this.#patchStatus(
+    await patchStatus(
+      this.#ctx.client,
       svc,
       statusPatch(svc, readyCondition(result.warnings), ingressChanged ? result.ingress : undefined),
     );
@@ -346,67 +348,11 @@ class ServiceController implements Controller {
     }
   }
 
-  /** Adds or removes our finalizer through `services/status` (all the RBAC a CCM needs on Services). */
-  /** Returns false when the Service is gone (then nothing else may happen for it). */
-  async #setFinalizer(svc: Service, present: boolean): Promise<boolean> {
-    const others = (svc.metadata?.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
-    try {
-      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", {
-        metadata: {
-          finalizers: present ? [...others, LB_FINALIZER] : others,
-          resourceVersion: svc.metadata?.resourceVersion,
-        },
-      }, { namespace: svc.metadata!.namespace, subresource: "status" });
-      return true;
-    } catch (err) {
-      if (err instanceof KubeApiError && err.isNotFound) return false;
-      throw err;
-    }
-  }
-
-  /** Writes the provider's state annotations (null removes one) when they differ, with the status. */
+  /** Writes the provider's state annotations; their keys never make a sync worth running. */
   async #patchAnnotations(svc: Service, annotations: Record<string, string | null>): Promise<void> {
     for (const key of Object.keys(annotations)) this.#stateKeys.add(key);
-    const current = svc.metadata?.annotations ?? {};
-    if (Object.entries(annotations).every(([k, v]) => (current[k] ?? null) === v)) return;
-    try {
-      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", { metadata: { annotations } }, {
-        namespace: svc.metadata!.namespace,
-        subresource: "status",
-      });
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
-    }
+    await patchAnnotations(this.#ctx.client, svc, annotations);
   }
-
-  async #patchIngress(svc: Service, ingress: LoadBalancerIngress[]): Promise<void> {
-    try {
-      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", {
-        status: { loadBalancer: { ingress } },
-      }, {
-        namespace: svc.metadata!.namespace,
-        subresource: "status",
-      });
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
-    }
-  }
-  /** Writes a status patch from service_status.ts (nothing when it is `undefined`). */
-  async #patchStatus(svc: Service, patch: { status: Record<string, unknown> } | undefined): Promise<void> {
-    if (!patch) return;
-    try {
-      await this.#ctx.client.patch(SERVICES, svc.metadata!.name!, "merge", patch, {
-        namespace: svc.metadata!.namespace,
-        subresource: "status",
-      });
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.isNotFound)) throw err;
-    }
-  }
-}
-
-function hasFinalizer(svc: Service): boolean {
-  return (svc.metadata?.finalizers ?? []).includes(LB_FINALIZER);
 }
 
 /** What makes a Service worth a sync: spec, annotations, deletion, identity. */
@@ -418,15 +364,6 @@ function relevant(svc: Service, stateKeys: Set<string>): string {
     svc.metadata?.deletionTimestamp,
     svc.metadata?.uid,
   ]);
-}
-
-function sameIngress(
-  a: { ip?: string; hostname?: string; ipMode?: string }[],
-  b: LoadBalancerIngress[],
-): boolean {
-  const key = (l: { ip?: string; hostname?: string; ipMode?: string }[]) =>
-    JSON.stringify(l.map((i) => [i.ip ?? "", i.hostname ?? "", i.ipMode ?? ""]));
-  return key(a) === key(b);
 }
 
 export { LB_FINALIZER };
