@@ -112,6 +112,12 @@ Deno.test({
             { ip: lb.private_net[0].ip!, ipMode: "VIP" },
           ]);
           assert(svc.metadata!.finalizers!.includes(LB_FINALIZER));
+          // Served: the Service's condition says so (the apiserver accepts what the CCM writes).
+          await eventually(async () => {
+            const ready = (await client.get(SERVICES, "web", { namespace: "default" })).status?.conditions
+              ?.find((c) => c.type === "LoadBalancerReady");
+            return ready?.status === "True";
+          });
           await eventually(async () => {
             const ev = await eventsOf(client, "web");
             return ev.some((e) => e.startsWith("Warning UnsupportedProtocolConfigured")) &&
@@ -220,6 +226,15 @@ Deno.test({
             );
           }
           assertEquals(mutations(start), []);
+          // The Service's own status says so too, as the apiserver accepted it.
+          for (const [i, [name, value]] of invalid.entries()) {
+            await eventually(async () => {
+              const svc = await client.get(SERVICES, `bad-${i}`, { namespace: "default" });
+              const ready = svc.status?.conditions?.find((c) => c.type === "LoadBalancerReady");
+              return ready?.status === "False" && ready.reason === "Refused" &&
+                ready.message.includes(`${P}${name}: "${value}"`);
+            });
+          }
           // Fixing the annotation is picked up: the Service change triggers a new sync.
           await client.patch(SERVICES, "bad-0", "merge", {
             metadata: { annotations: { [`${P}algorithm-type`]: "round_robin" } },
