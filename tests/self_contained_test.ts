@@ -1,8 +1,8 @@
 /**
  * A clone of the repository needs nothing beside it: no file refers to the team's shared folder or
  * to a relative path that climbs out of the repository. The one exception is the command that copies
- * new recordings of the official CCM into the repository (`conformance/golden_sync.ts`), and CI's
- * script, which names that folder only to hide it.
+ * new recordings of the official CCM into the repository (`conformance/golden_sync.ts`). CI runs
+ * from a copy of the checkout in an empty folder (`.ci/run`), so nothing beside it can be read.
  *
  * What counts as a path: a run of `../` followed by a name, resolved against the folder of the file it
  * stands in (as `new URL(..., import.meta.url)`, a shell script's `$here/..` and a Markdown link are).
@@ -15,7 +15,6 @@ const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 /** Files allowed to name a path outside, and why. */
 const EXCEPTIONS: Record<string, string> = {
   "conformance/golden_sync.ts": "the one command that copies new recordings in from outside",
-  ".ci/run": "names the folder only to hide it (an empty mount over it), proving the run does not need it",
   // The team's working guide (kept by whoever steers the project, not run by anything here) says where
   // reference material and new recordings arrive on the team's machines.
   "DEVELOPERS.md": "the team's guide to its workplace; nothing in the repository reads it",
