@@ -220,7 +220,6 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
   return exitCode;
 }
 
-/** Retries `attempt` with jittered backoff (1 s to 30 s), logging each failure, until it works or `signal` aborts. */
 /**
  * The cluster's identity (the kube-system namespace's UID), which tags the balancers this cluster
  * creates. A transient failure (an apiserver that answers /version but not yet the rest, after a
@@ -243,6 +242,7 @@ async function readClusterId(client: KubeClient, signal: AbortSignal): Promise<s
   return uid;
 }
 
+/** Retries `attempt` with jittered backoff (1 s to 30 s), logging each failure, until it works or `signal` aborts. */
 async function retryUntil(
   signal: AbortSignal,
   what: string,

@@ -170,6 +170,9 @@ export class HcloudInstances implements Instances {
         derived,
       );
       const addresses = applyAddressOverrides(node, withIpv6);
+      // Server labels copied as Node labels and taints, under one prefix.
+      const { serverLabels, serverTaints, serverLabelPrefix: prefix = DEFAULT_SERVER_LABEL_PREFIX } =
+        this.#options;
       return {
         ...(warnings.length ? { warnings } : {}),
         providerID: `hcloud://${server.id}`,
@@ -180,27 +183,19 @@ export class HcloudInstances implements Instances {
           : undefined,
         nodeAddresses: addresses,
         additionalLabels: { [PROVIDED_BY_LABEL]: "cloud" },
-        ...(this.#options.serverLabels
+        ...(serverLabels
           ? {
             syncedLabels: {
-              prefix: `${this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX}/`,
-              labels: nodeLabelsFromServer(
-                server.labels,
-                this.#options.serverLabels,
-                this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
-              ),
+              prefix: `${prefix}/`,
+              labels: nodeLabelsFromServer(server.labels, serverLabels, prefix),
             },
           }
           : {}),
-        ...(this.#options.serverTaints
+        ...(serverTaints
           ? {
             syncedTaints: {
-              prefix: `${this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX}/`,
-              taints: nodeTaintsFromServer(
-                server.labels,
-                this.#options.serverTaints,
-                this.#options.serverLabelPrefix ?? DEFAULT_SERVER_LABEL_PREFIX,
-              ),
+              prefix: `${prefix}/`,
+              taints: nodeTaintsFromServer(server.labels, serverTaints, prefix),
             },
           }
           : {}),
