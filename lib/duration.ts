@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { trimAscii } from "./ascii_space.ts";
 
 const UNITS: Record<string, number> = {
   ns: 1e-6,
@@ -17,7 +18,7 @@ const UNITS: Record<string, number> = {
 
 /** Parses a Go duration into milliseconds; `undefined` when the text is not one. */
 export function parseDuration(text: string): number | undefined {
-  const s = text.trim();
+  const s = trimAscii(text);
   if (s === "0") return 0;
   const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/gy;
   let total = 0;

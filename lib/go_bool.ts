@@ -12,3 +12,8 @@ const FALSE = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 export function parseGoBool(text: string): boolean | undefined {
   return TRUE.has(text) ? true : FALSE.has(text) ? false : undefined;
 }
+
+/** Every spelling Go accepts (only those of `true` when `only` is true), for checks outside JavaScript. */
+export function parseGoBoolSpellings(only?: true): string[] {
+  return only ? [...TRUE] : [...TRUE, ...FALSE];
+}

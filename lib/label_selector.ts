@@ -4,15 +4,18 @@
  *
  * @module
  */
+import { trimAscii } from "./ascii_space.ts";
 
 type Requirement =
   | { op: "eq" | "neq"; key: string; value: string }
   | { op: "exists" | "absent"; key: string }
   | { op: "in" | "notin"; key: string; values: string[] };
 
-const KEY =
+/** A label key (exported for the admission policy, which checks selectors with the same grammar). */
+export const KEY =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+/** A label value. */
+export const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
 /** A parsed selector; `matches` tests a label map. */
 export interface LabelSelector {
@@ -23,17 +26,17 @@ export interface LabelSelector {
 export function parseLabelSelector(text: string): LabelSelector {
   const requirements: Requirement[] = [];
   for (const part of splitTopLevel(text)) {
-    const p = part.trim();
+    const p = trimAscii(part);
     if (p === "") throw new SyntaxError(`empty requirement in "${text}"`);
     let m: RegExpMatchArray | null;
-    if ((m = p.match(/^(\S+?)\s+(in|notin)\s*\(([^)]*)\)$/))) {
-      const values = m[3].split(",").map((v) => v.trim());
+    if ((m = p.match(/^([^ \t\n\v\f\r]+?)[ \t\n\v\f\r]+(in|notin)[ \t\n\v\f\r]*\(([^)]*)\)$/))) {
+      const values = m[3].split(",").map((v) => trimAscii(v));
       check(m[1], values);
       requirements.push({ op: m[2] as "in" | "notin", key: m[1], values });
-    } else if ((m = p.match(/^(\S+?)\s*(==|!=|=)\s*(\S*)$/))) {
+    } else if ((m = p.match(/^([^ \t\n\v\f\r]+?)[ \t\n\v\f\r]*(==|!=|=)[ \t\n\v\f\r]*([^ \t\n\v\f\r]*)$/))) {
       check(m[1], [m[3]]);
       requirements.push({ op: m[2] === "!=" ? "neq" : "eq", key: m[1], value: m[3] });
-    } else if ((m = p.match(/^!\s*(\S+)$/))) {
+    } else if ((m = p.match(/^![ \t\n\v\f\r]*([^ \t\n\v\f\r]+)$/))) {
       check(m[1], []);
       requirements.push({ op: "absent", key: m[1] });
     } else {

@@ -10,6 +10,8 @@ const REPO = new URL("..", import.meta.url).pathname;
 
 /** The chart's folder. */
 export const CHART = `${REPO}chart`;
+/** The API the chart's admission policy needs (`helm template` does not assume it; a cluster of 1.30+ has it). */
+export const ADMISSION_POLICY_API = "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
 /** The release name the static manifests are rendered as (the official chart's documented one). */
 export const DEPLOY_RELEASE = "hccm";
 
@@ -76,7 +78,10 @@ export async function renderChart(o: RenderOptions = {}): Promise<Rendered[]> {
 
 /** The text of deploy/ccm.yaml for the chart as it is now. */
 export async function renderDeployManifest(): Promise<string> {
-  const text = await renderChartText({ valuesFiles: [`${REPO}deploy/values.yaml`] });
+  const text = await renderChartText({
+    valuesFiles: [`${REPO}deploy/values.yaml`],
+    apiVersions: [ADMISSION_POLICY_API],
+  });
   return "# Generated from chart/ with deploy/values.yaml by `deno task manifests`; edit the chart, not this file.\n" +
     text.replace(/^---\n/, "");
 }

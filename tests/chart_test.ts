@@ -10,6 +10,7 @@ import { TestCluster } from "../testing/kube_cluster.ts";
 import { parseFlags } from "../config/flags.ts";
 import { resolveControllers } from "../config/controllers_flag.ts";
 import {
+  ADMISSION_POLICY_API,
   CHART,
   renderChart,
   renderChartText,
@@ -20,7 +21,11 @@ import {
 
 const REPO = new URL("..", import.meta.url).pathname;
 const CI = `${CHART}/ci`;
-const CRDS = ["monitoring.coreos.com/v1/PodMonitor", "monitoring.coreos.com/v1/ServiceMonitor"];
+const CRDS = [
+  "monitoring.coreos.com/v1/PodMonitor",
+  "monitoring.coreos.com/v1/ServiceMonitor",
+  ADMISSION_POLICY_API,
+];
 
 /** Minimal CRDs of prometheus-operator's kinds, so their objects can be dry-run applied. */
 function monitoringCrds(): string {
@@ -71,6 +76,8 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
     assertEquals(d.spec.template.spec.securityContext.runAsNonRoot, true);
     assertEquals(container(o).readinessProbe.httpGet.path, "/readyz");
     one(o, "PodDisruptionBudget");
+    assertEquals(one(o, "ValidatingAdmissionPolicyBinding").spec.validationActions, ["Warn"]);
+    assertEquals(one(o, "ValidatingAdmissionPolicy").spec.failurePolicy, "Ignore");
     const verbs = one(o, "ClusterRole").rules.flatMap((r: Rendered) =>
       r.resources.flatMap((res: string) => r.verbs.map((v: string) => `${res}:${v}`))
     ).sort();
@@ -156,6 +163,7 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
   "every-option-values.yaml": (o) => {
     const d = one(o, "Deployment");
     assertEquals(d.metadata.name, "deno-ccm");
+    assertEquals(one(o, "ValidatingAdmissionPolicyBinding").spec.validationActions, ["Deny", "Audit"]);
     assertEquals(container(o).image, "registry.example.com/mirror/deno-ccm:0.1.0");
     assert(container(o).args.includes("--cluster-cidr=10.244.0.0/16,fd00:10:244::/56"));
     assert(container(o).args.includes("--secure-port=10300"));

@@ -241,9 +241,16 @@ export class HcloudProvider implements CloudProvider {
 }
 
 // What tests, tools and the conformance suite use of the rooms inside, through this door.
-export { readHcloudConfig } from "./config.ts";
+export { type LoadBalancerDefaults, readHcloudConfig } from "./config.ts";
 export { hcloudContext } from "./context.ts";
 export { HcloudInstances } from "./instances/mod.ts";
-export { driftPageSize, KNOWN_ANNOTATIONS, parseLoadBalancerSpec, PREFIX } from "./load_balancers/mod.ts";
+export {
+  driftPageSize,
+  KNOWN_ANNOTATIONS,
+  parseLoadBalancerSpec,
+  POLICY_EXCEPTIONS,
+  policyTemplate,
+  PREFIX,
+} from "./load_balancers/mod.ts";
 export { ServerCache } from "./servers/mod.ts";
 export * from "./names.ts";

@@ -13,6 +13,21 @@ import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
 import { LB_ANNOTATION_PREFIX } from "../names.ts";
 import { userLabelsFor } from "./user_labels.ts";
+import { trimAscii } from "../../../lib/ascii_space.ts";
+import {
+  type BOOLS,
+  CHOICES,
+  DURATION,
+  DURATIONS,
+  HOSTNAMES,
+  INTEGERS,
+  isHostname,
+  PATTERNS,
+  STATUS_CODE,
+  WHOLE_BALANCER,
+} from "./annotation_rules.ts";
+
+export { earliestStage, HCCM_STAGE, HccmStage, KNOWN_ANNOTATIONS } from "./hccm_stage.ts";
 
 /** The annotation prefix (names.ts). */
 export const PREFIX = LB_ANNOTATION_PREFIX;
@@ -76,165 +91,6 @@ export interface LoadBalancerSpec {
   labels: Record<string, string>;
 }
 
-/** Annotations that change a balancer as a whole: not ours to set on a co-managed one. */
-const WHOLE_BALANCER = [
-  "name",
-  "location",
-  "network-zone",
-  "type",
-  "algorithm-type",
-  "disable-public-network",
-  "private-ipv4",
-  "private-subnet-ip-range",
-  "node-selector",
-  "ipv4-rdns",
-  "ipv6-rdns",
-  "protection-delete",
-  "adopt-existing",
-  "public-net-ipv4",
-  "public-net-ipv6",
-];
-
-const ANNOTATIONS = [
-  "name",
-  "location",
-  "network-zone",
-  "type",
-  "algorithm-type",
-  "disable-public-network",
-  "ipv6-disabled",
-  "disable-private-ingress",
-  "use-private-ip",
-  "private-ipv4",
-  "private-subnet-ip-range",
-  "hostname",
-  "protocol",
-  "uses-proxyprotocol",
-  "node-selector",
-  "http-cookie-name",
-  "http-cookie-lifetime",
-  "http-timeout-idle",
-  "certificate-type",
-  "http-certificates",
-  "http-managed-certificate-name",
-  "http-managed-certificate-domains",
-  "http-managed-certificate-acme-staging",
-  "http-redirect-http",
-  "http-sticky-sessions",
-  "health-check-protocol",
-  "health-check-port",
-  "health-check-interval",
-  "health-check-timeout",
-  "health-check-retries",
-  "health-check-http-domain",
-  "health-check-http-path",
-  "health-check-http-validate-certificate",
-  "health-check-http-status-codes",
-  "http-status-codes",
-  "ipv4-rdns",
-  "ipv6-rdns",
-  "protection-delete",
-  "adopt-existing",
-  "public-net-ipv4",
-  "public-net-ipv6",
-  "attach-to",
-  "ipv4",
-  "ipv6",
-  "id",
-] as const;
-
-/** Known annotation names (without prefix), for documentation and unknown-annotation warnings. */
-export const KNOWN_ANNOTATIONS: readonly string[] = ANNOTATIONS;
-
-/**
- * The stages of the official CCM's sync of a balancer (`hcloud/load_balancers.go` EnsureLoadBalancer,
- * `internal/hcops/load_balancer.go`), in order. It reads each annotation where it uses it, so a value
- * it refuses ends the sync in that stage, after what the earlier stages did and said. Ours checks
- * every value before the first cloud call; the stage of the earliest refused value decides which
- * warnings still come with the failure, as they would from HCCM.
- */
-export enum HccmStage {
-  /** Parsed before anything else. */
-  NodeSelector = 0,
-  /** Creation: the type is resolved (and warned about) first, then location, algorithm, public net. */
-  Create = 1,
-  /** The balancer's own settings: name, reverse DNS, algorithm, type, network, public interface. */
-  Balancer = 2,
-  /** The services, port by port (a non-TCP port is reported as it is reached). */
-  Services = 3,
-  /** The targets. */
-  Targets = 4,
-  /** The ingress written to the Service. */
-  Ingress = 5,
-}
-
-/** Where HCCM reads each annotation (ours only: where it would matter to HCCM's order). */
-export const HCCM_STAGE: Record<(typeof ANNOTATIONS)[number], HccmStage> = {
-  "node-selector": HccmStage.NodeSelector,
-  "attach-to": HccmStage.NodeSelector,
-  name: HccmStage.Create,
-  location: HccmStage.Create,
-  "network-zone": HccmStage.Create,
-  type: HccmStage.Create,
-  "algorithm-type": HccmStage.Create,
-  "disable-public-network": HccmStage.Create,
-  "adopt-existing": HccmStage.Create,
-  "public-net-ipv4": HccmStage.Create,
-  "public-net-ipv6": HccmStage.Create,
-  "ipv4-rdns": HccmStage.Balancer,
-  "ipv6-rdns": HccmStage.Balancer,
-  "private-ipv4": HccmStage.Balancer,
-  "private-subnet-ip-range": HccmStage.Balancer,
-  "protection-delete": HccmStage.Balancer,
-  protocol: HccmStage.Services,
-  "uses-proxyprotocol": HccmStage.Services,
-  "http-cookie-name": HccmStage.Services,
-  "http-cookie-lifetime": HccmStage.Services,
-  "http-timeout-idle": HccmStage.Services,
-  "certificate-type": HccmStage.Services,
-  "http-certificates": HccmStage.Services,
-  "http-managed-certificate-name": HccmStage.Services,
-  "http-managed-certificate-domains": HccmStage.Services,
-  "http-managed-certificate-acme-staging": HccmStage.Services,
-  "http-redirect-http": HccmStage.Services,
-  "http-sticky-sessions": HccmStage.Services,
-  "health-check-protocol": HccmStage.Services,
-  "health-check-port": HccmStage.Services,
-  "health-check-interval": HccmStage.Services,
-  "health-check-timeout": HccmStage.Services,
-  "health-check-retries": HccmStage.Services,
-  "health-check-http-domain": HccmStage.Services,
-  "health-check-http-path": HccmStage.Services,
-  "health-check-http-validate-certificate": HccmStage.Services,
-  "health-check-http-status-codes": HccmStage.Services,
-  "http-status-codes": HccmStage.Services,
-  "use-private-ip": HccmStage.Targets,
-  hostname: HccmStage.Ingress,
-  "ipv6-disabled": HccmStage.Ingress,
-  "disable-private-ingress": HccmStage.Ingress,
-  ipv4: HccmStage.Ingress,
-  ipv6: HccmStage.Ingress,
-  id: HccmStage.Ingress,
-};
-
-/** The stage of the earliest annotation in `invalid` (undefined: none refused). */
-export function earliestStage(invalid: Iterable<string>): HccmStage | undefined {
-  let earliest: HccmStage | undefined;
-  for (const name of invalid) {
-    const stage = HCCM_STAGE[name as keyof typeof HCCM_STAGE] ?? HccmStage.Services;
-    if (earliest === undefined || stage < earliest) earliest = stage;
-  }
-  return earliest;
-}
-
-/** A DNS name: labels of letters, digits and inner hyphens, at most 253 characters, optional final dot. */
-const HOSTNAME =
-  /^(?=.{1,253}\.?$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.?$/;
-/** An RFC 6265 cookie name (a token). */
-const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
-/** An HTTP path: starts with `/`, printable ASCII without spaces. */
-const HTTP_PATH = /^\/[\x21-\x7e]{0,1023}$/;
-
 /** A value as events show it: escaped, and at most 64 characters. */
 function quote(value: string): string {
   return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value) +
@@ -258,7 +114,7 @@ export function parseLoadBalancerSpec(
     invalid.add(name);
     errors.push(`annotation ${PREFIX}${name}: ${quote(value)} ${why}`);
   };
-  const bool = (name: string, fallback?: boolean): boolean | undefined => {
+  const bool = (name: (typeof BOOLS)[number], fallback?: boolean): boolean | undefined => {
     const v = raw(name);
     if (v === undefined) return fallback;
     const parsed = parseGoBool(v);
@@ -266,51 +122,63 @@ export function parseLoadBalancerSpec(
     fail(name, v, "is not a boolean (true or false)");
     return fallback;
   };
-  const oneOf = <T extends string>(name: string, choices: readonly T[], fallback?: T): T | undefined => {
+  const oneOf = <N extends keyof typeof CHOICES>(
+    name: N,
+    fallback?: (typeof CHOICES)[N][number],
+  ): (typeof CHOICES)[N][number] | undefined => {
     const v = raw(name);
     if (v === undefined) return fallback;
-    const lower = v.toLowerCase() as T;
-    if (choices.includes(lower)) return lower;
+    const choices: readonly string[] = CHOICES[name];
+    const lower = v.toLowerCase();
+    if (choices.includes(lower)) return lower as (typeof CHOICES)[N][number];
     fail(name, v, `is not one of ${choices.join(", ")}`);
     return fallback;
   };
-  const seconds = (name: string, fallbackMs?: number, range?: [number, number]): number | undefined => {
+  const seconds = (name: keyof typeof DURATIONS, fallbackMs?: number): number | undefined => {
     const v = raw(name);
     if (v === undefined) return fallbackMs === undefined ? undefined : Math.round(fallbackMs / 1000);
-    const ms = parseDuration(v) ?? (/^\d+$/.test(v) ? Number(v) * 1000 : undefined);
+    const ms = DURATION.test(v) ? parseDuration(v) : (/^\d+$/.test(v) ? Number(v) * 1000 : undefined);
     if (ms === undefined) {
       fail(name, v, 'is not a duration like "15s" or "1m"');
       return undefined;
     }
     const s = Math.round(ms / 1000);
+    const range = DURATIONS[name];
     if (range && (s < range[0] || s > range[1])) {
       fail(name, v, `must be between ${range[0]}s and ${range[1]}s`);
     }
     return s;
   };
-  const int = (name: string, min: number, max: number, fallback?: number): number | undefined => {
+  const int = (name: keyof typeof INTEGERS, fallback?: number): number | undefined => {
     const v = raw(name);
     if (v === undefined) return fallback;
+    const [min, max] = INTEGERS[name];
     if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
       fail(name, v, `is not an integer between ${min} and ${max}`);
       return fallback;
     }
     return Number(v);
   };
-  const name = (n: string, pattern: RegExp, what: string): string | undefined => {
+  const name = (n: keyof typeof PATTERNS): string | undefined => {
     const v = raw(n);
     if (v === undefined) return undefined;
-    if (!pattern.test(v)) fail(n, v, `is not a valid ${what}`);
+    const rule = PATTERNS[n];
+    if (!rule.pattern.test(v) || v.length > (rule.maxLength ?? Infinity)) {
+      fail(n, v, `is not a valid ${rule.what}`);
+    }
     return v;
   };
-  const list = (n: string) => (raw(n) ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const host = (n: keyof typeof HOSTNAMES): string | undefined => {
+    const v = raw(n);
+    if (v !== undefined && !isHostname(v)) fail(n, v, `is not a valid ${HOSTNAMES[n]}`);
+    return v;
+  };
+  const list = (n: string) => (raw(n) ?? "").split(",").map(trimAscii).filter(Boolean);
 
   // An empty location annotation clears an env default location, so network-zone can be used.
   const locationAnnotation = raw("location");
-  const location = locationAnnotation === ""
-    ? undefined
-    : name("location", /^[a-z0-9-]+$/, "location name") ?? defaults.location;
-  const networkZone = name("network-zone", /^[a-z0-9-]+$/, "network zone") ?? defaults.networkZone;
+  const location = locationAnnotation === "" ? undefined : name("location") ?? defaults.location;
+  const networkZone = name("network-zone") ?? defaults.networkZone;
   const privateIpv4 = raw("private-ipv4");
   if (privateIpv4 !== undefined && parseIp(privateIpv4)?.family !== 4) {
     fail("private-ipv4", privateIpv4, "is not an IPv4 address");
@@ -333,18 +201,18 @@ export function parseLoadBalancerSpec(
     : "health-check-http-status-codes";
   const statusCodes = list(statusCodesName);
   for (const code of statusCodes) {
-    if (!/^[1-5][0-9?]{2}$/.test(code)) {
+    if (!STATUS_CODE.test(code)) {
       fail(statusCodesName, code, 'is not a status code like "200" or "2??"');
     }
   }
-  const certificateType = oneOf("certificate-type", ["uploaded", "managed"] as const, "uploaded")!;
+  const certificateType = oneOf("certificate-type", "uploaded")!;
   const managedDomains = list("http-managed-certificate-domains");
   for (const domain of managedDomains) {
-    if (!HOSTNAME.test(domain.replace(/^\*\./, ""))) {
+    if (!isHostname(domain.replace(/^\*\./, ""))) {
       fail("http-managed-certificate-domains", domain, "is not a domain name (or *.domain)");
     }
   }
-  const protocol = oneOf("protocol", ["tcp", "http", "https"] as const, "tcp")!;
+  const protocol = oneOf("protocol", "tcp")!;
   // The official CCM makes the managed certificate whatever the protocol, and needs its domains for it.
   if (certificateType === "managed" && managedDomains.length === 0) {
     invalid.add("http-managed-certificate-domains");
@@ -353,24 +221,24 @@ export function parseLoadBalancerSpec(
     );
   }
   const spec: LoadBalancerSpec = {
-    name: name("name", /^[a-zA-Z0-9]([a-zA-Z0-9._-]{0,61}[a-zA-Z0-9])?$/, "load balancer name"),
+    name: name("name"),
     location,
     networkZone,
-    type: name("type", /^[a-z0-9-]+$/, "load balancer type") ?? defaults.type,
-    algorithm: oneOf("algorithm-type", ["round_robin", "least_connections"] as const, defaults.algorithmType),
+    type: name("type") ?? defaults.type,
+    algorithm: oneOf("algorithm-type", defaults.algorithmType),
     disablePublicNetwork: bool("disable-public-network", defaults.disablePublicNetwork),
     ipv6Disabled: bool("ipv6-disabled", defaults.disableIpv6)!,
     disablePrivateIngress: bool("disable-private-ingress", defaults.disablePrivateIngress)!,
     usePrivateIp: bool("use-private-ip", defaults.usePrivateIp)!,
     privateIpv4,
     privateSubnetIpRange: subnet,
-    hostname: name("hostname", HOSTNAME, "hostname"),
+    hostname: host("hostname"),
     protocol,
     proxyProtocol: bool("uses-proxyprotocol", defaults.usesProxyProtocol) ?? false,
     nodeSelector: selector,
-    cookieName: name("http-cookie-name", COOKIE_NAME, "cookie name (1-64 token characters, RFC 6265)"),
+    cookieName: name("http-cookie-name"),
     cookieLifetimeSeconds: seconds("http-cookie-lifetime"),
-    idleTimeoutSeconds: seconds("http-timeout-idle", undefined, [30, 300]),
+    idleTimeoutSeconds: seconds("http-timeout-idle"),
     certificateType,
     certificates: list("http-certificates"),
     managedCertificateName: raw("http-managed-certificate-name"),
@@ -378,34 +246,26 @@ export function parseLoadBalancerSpec(
     redirectHttp: bool("http-redirect-http"),
     stickySessions: bool("http-sticky-sessions"),
     healthCheck: {
-      protocol: oneOf("health-check-protocol", ["tcp", "http", "https"] as const),
-      port: int("health-check-port", 1, 65535),
-      intervalSeconds: seconds("health-check-interval", defaults.healthCheckIntervalMs, [3, 60]),
-      timeoutSeconds: seconds("health-check-timeout", defaults.healthCheckTimeoutMs, [1, 60]),
-      retries: int("health-check-retries", 0, 5, defaults.healthCheckRetries),
-      httpDomain: name("health-check-http-domain", HOSTNAME, "domain name"),
-      httpPath: name(
-        "health-check-http-path",
-        HTTP_PATH,
-        "path (starting with /, printable, at most 1024 characters)",
-      ),
+      protocol: oneOf("health-check-protocol"),
+      port: int("health-check-port"),
+      intervalSeconds: seconds("health-check-interval", defaults.healthCheckIntervalMs),
+      timeoutSeconds: seconds("health-check-timeout", defaults.healthCheckTimeoutMs),
+      retries: int("health-check-retries", defaults.healthCheckRetries),
+      httpDomain: host("health-check-http-domain"),
+      httpPath: name("health-check-http-path"),
       httpValidateCertificate: bool("health-check-http-validate-certificate"),
       httpStatusCodes: statusCodes.length ? statusCodes : undefined,
     },
-    ipv4Rdns: name("ipv4-rdns", HOSTNAME, "hostname for reverse DNS"),
-    ipv6Rdns: name("ipv6-rdns", HOSTNAME, "hostname for reverse DNS"),
+    ipv4Rdns: host("ipv4-rdns"),
+    ipv6Rdns: host("ipv6-rdns"),
     protectDelete: bool("protection-delete"),
     adoptExisting: bool("adopt-existing") ?? false,
     // The official CCM reads it with Go's ParseBool and takes anything else as false, without an error.
     acmeStaging: parseGoBool(raw("http-managed-certificate-acme-staging") ?? "") === true,
     typeAnnotated: !!raw("type"),
-    publicNetIpv4: int("public-net-ipv4", 1, Number.MAX_SAFE_INTEGER),
-    publicNetIpv6: int("public-net-ipv6", 1, Number.MAX_SAFE_INTEGER),
-    attachTo: name(
-      "attach-to",
-      /^(\d+|[a-zA-Z0-9]([a-zA-Z0-9._-]{0,61}[a-zA-Z0-9])?)$/,
-      "load balancer name or ID",
-    ),
+    publicNetIpv4: int("public-net-ipv4"),
+    publicNetIpv6: int("public-net-ipv6"),
+    attachTo: name("attach-to"),
     labels: {},
   };
   const user = userLabelsFor(annotations, defaults.labels ?? {});

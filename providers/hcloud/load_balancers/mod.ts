@@ -4,6 +4,8 @@
  *
  * @module
  */
+export { POLICY_EXCEPTIONS } from "./admission_policy.ts";
+export { policyTemplate } from "./admission_template.ts";
 export { KNOWN_ANNOTATIONS, parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
 export { CO_MANAGED_STATE } from "./co_managed.ts";
 export { driftPageSize } from "./drift.ts";

@@ -14,18 +14,15 @@
  * @module
  */
 import { LB_LABELS_ANNOTATION } from "../names.ts";
+import { trimAscii } from "../../../lib/ascii_space.ts";
+// Hetzner's label keys and values follow Kubernetes' grammar.
+import { KEY, VALUE } from "../../../lib/label_selector.ts";
 
 /** At most this many labels from one Service's annotation (Hetzner allows more; a tenant need not). */
 export const MAX_SERVICE_LABELS = 10;
 
 /** Label key prefixes only the CCM writes: they say who owns an object, or consent to its use. */
-const RESERVED = /^(hcloud-ccm|deno-ccm)\//;
-/** Hetzner's label key: an optional DNS-subdomain prefix and `/`, then a name of up to 63 characters. */
-const KEY =
-  /^(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-/** Hetzner's label value: empty, or up to 63 characters starting and ending alphanumeric. */
-const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
-
+export const RESERVED = /^(hcloud-ccm|deno-ccm)\//;
 /** Reads `key=value,…` from `source` (named in errors); errors name the entry. */
 export function parseUserLabels(
   text: string | undefined,
@@ -34,12 +31,12 @@ export function parseUserLabels(
 ): { labels: Record<string, string>; errors: string[] } {
   const labels: Record<string, string> = {};
   const errors: string[] = [];
-  const entries = (text ?? "").split(",").map((e) => e.trim()).filter((e) => e !== "");
+  const entries = (text ?? "").split(",").map(trimAscii).filter((e) => e !== "");
   if (entries.length > max) errors.push(`${source}: ${entries.length} labels; at most ${max}`);
   for (const entry of entries.slice(0, 100)) {
     const at = entry.indexOf("=");
-    const key = at < 0 ? entry : entry.slice(0, at).trim();
-    const value = at < 0 ? "" : entry.slice(at + 1).trim();
+    const key = at < 0 ? entry : trimAscii(entry.slice(0, at));
+    const value = at < 0 ? "" : trimAscii(entry.slice(at + 1));
     const shown = JSON.stringify(entry.slice(0, 80));
     if (at < 0) errors.push(`${source}: ${shown} is not key=value`);
     else if (RESERVED.test(key)) {
