@@ -34,6 +34,8 @@ const NODE_WARNING_QUIET_MS = 10 * 60_000;
 /** The component name on events. */
 export const SERVICE_COMPONENT = "service-controller";
 const NODE_SYNC_PERIOD_MS = 100_000;
+/** A draining Node's end is checked this long after it is due (timers may fire a little early). */
+const DRAIN_SLACK_MS = 50;
 /** The node queue's one key: node syncs coalesce into one run at a time. */
 const NODE_SYNC = "node-sync";
 
@@ -145,6 +147,11 @@ class ServiceController implements Controller {
     ]);
   }
 
+  /** How long balancers keep a Node that leaves (0: removed at once, as upstream; the provider says). */
+  #drainMs(): number {
+    return this.#lbs.nodeTargets?.drainPeriodMs?.() ?? 0;
+  }
+
   #wants(svc: Service): boolean {
     if (svc.spec?.type !== "LoadBalancer") return false;
     const cls = svc.spec.loadBalancerClass;
@@ -200,8 +207,8 @@ class ServiceController implements Controller {
     if (!this.#wants(svc)) return;
     // The finalizer lands before any cloud call; a Service already gone gets no load balancer.
     if (!hasFinalizer(svc) && !(await setFinalizer(this.#ctx.client, svc, true))) return;
-    const { nodes, set } = this.#nodeSets.eligible();
-    if (nodes.length === 0) {
+    const { nodes, set } = this.#nodeSets.targets(this.#drainMs());
+    if (this.#nodeSets.eligible().nodes.length === 0) {
       this.#recorder.event(
         SERVICES,
         svc,
@@ -245,7 +252,7 @@ class ServiceController implements Controller {
     );
     this.#nodeSets.synced(key, this.#targetKey(svc, nodes, set));
     // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
-    if (this.#nodeSets.eligible().set !== set) this.#nodeQueue.add(NODE_SYNC);
+    if (this.#nodeSets.targets(this.#drainMs()).set !== set) this.#nodeQueue.add(NODE_SYNC);
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 
@@ -272,7 +279,11 @@ class ServiceController implements Controller {
 
   /** Updates the targets of every load balancer whose node set changed. */
   async #syncNodes(signal: AbortSignal): Promise<void> {
-    const { nodes, set } = this.#nodeSets.eligible();
+    const drainMs = this.#drainMs();
+    const { nodes, set } = this.#nodeSets.targets(drainMs);
+    // A draining Node leaves the balancers once their health checks have had time to fail it.
+    const drainEnd = this.#nodeSets.nextDrainEnd(drainMs);
+    if (drainEnd !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, drainEnd + DRAIN_SLACK_MS);
     const targets = new Map<string, string>();
     const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
       const last = this.#nodeSets.syncedWith(objectKey(svc));

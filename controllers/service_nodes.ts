@@ -7,6 +7,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
 import { EXCLUDE_FROM_LB_LABEL } from "../kube/well_known.ts";
+import { Departures } from "./service_departures.ts";
 
 /** Upstream's label that keeps a Node out of every external load balancer. */
 export const EXCLUDE_LABEL = EXCLUDE_FROM_LB_LABEL;
@@ -51,18 +52,39 @@ export class NodeSetMemory {
   /** Service key → what its balancer targeted at its last successful sync (a node-set key). */
   readonly #syncedWith = new Map<string, string>();
   #sharedWorkFor?: string;
+  readonly #departures: Departures;
 
-  constructor(listNodes: () => Node[]) {
+  constructor(listNodes: () => Node[], now: () => number = Date.now) {
     this.#listNodes = listNodes;
+    this.#departures = new Departures(now);
   }
 
   /** The eligible Nodes now. */
   eligible(): EligibleNodes {
     if (!this.#eligible) {
-      const nodes = this.#listNodes().filter(eligibleNode);
+      const all = this.#listNodes();
+      const nodes = all.filter(eligibleNode);
+      this.#departures.observe(nodes, all);
       this.#eligible = { nodes, set: nodeSet(nodes) };
     }
     return this.#eligible;
+  }
+
+  /**
+   * What balancers target now: the eligible Nodes, and those that left the eligible set less than
+   * `drainMs` ago (graceful draining, service_departures.ts).
+   */
+  targets(drainMs: number): EligibleNodes {
+    const eligible = this.eligible();
+    const draining = drainMs > 0 ? this.#departures.within(drainMs) : [];
+    if (!draining.length) return eligible;
+    const nodes = [...eligible.nodes, ...draining];
+    return { nodes, set: nodeSet(nodes) };
+  }
+
+  /** Milliseconds until a draining Node's `drainMs` are over; undefined: none is draining. */
+  nextDrainEnd(drainMs: number): number | undefined {
+    return drainMs > 0 ? this.#departures.nextExpiry(drainMs) : undefined;
   }
 
   /** A Node changed: the eligible set is recomputed at the next `eligible()`. */

@@ -169,3 +169,37 @@ Deno.test("service controller (fake provider): LoadBalancerReady says whether th
     assertEquals(ready()?.status, "True");
   });
 });
+
+Deno.test("service controller (fake provider, drainPeriodMs): a Node that leaves stays a target for the period; one that comes back is kept", async () => {
+  const fake = new FakeProvider();
+  fake.drainMs = 1_500;
+  const t = newController(serviceController, fake);
+  for (const name of ["a", "b", "c", "d"]) t.apiserver.seed("nodes", node(name));
+  t.apiserver.seed("services", service("web"));
+  const hosts = () => fake.balancers.get("default/web")?.hosts;
+  const taint = { spec: { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }] } };
+  const exclude = "node.kubernetes.io/exclude-from-external-load-balancers";
+  await t.runWhile(async () => {
+    await eventually(() => hosts()?.length === 4, 5_000);
+    const shared = () => fake.callsOf("sync-nodes").at(-1);
+    await eventually(() => shared() === "sync-nodes a,b,c,d", 5_000);
+
+    // The autoscaler marks d, c is deleted, b is excluded and comes back: while the period runs,
+    // all stay targets (and in the shared work, such as server labels); nothing is updated.
+    await t.client.patch(NODES, "d", "merge", taint);
+    await t.client.delete(NODES, "c");
+    await t.client.patch(NODES, "b", "merge", { metadata: { labels: { [exclude]: "true" } } });
+    await t.client.patch(NODES, "b", "merge", { metadata: { labels: { [exclude]: null } } });
+    await new Promise((r) => setTimeout(r, 300));
+    assertEquals(hosts(), ["a", "b", "c", "d"]);
+    assertEquals(fake.callsOf("update-load-balancer"), []);
+    assertEquals(shared(), "sync-nodes a,b,c,d");
+
+    // After the period, c and d go (together or one after the other); b stays.
+    await eventually(() => hosts()?.length === 2, 5_000);
+    assertEquals(hosts(), ["a", "b"]);
+    await eventually(() => shared() === "sync-nodes a,b", 5_000);
+    const updates = fake.callsOf("update-load-balancer").length;
+    assert(updates === 1 || updates === 2, `${updates} updates`);
+  });
+});

@@ -204,6 +204,13 @@ export interface LoadBalancerNodeTargets {
    * for work shared by all balancers (e.g. labelling the servers a label-selector target picks up).
    */
   sync(clusterName: string, nodes: Node[], signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: how long (ms) balancers keep a Node that left the eligible set (the exclude label, the
+   * autoscaler's taint, deletion) among their targets, so their health checks fail it and open
+   * connections finish before it goes. One period for all (balancers may share targets, as a label
+   * selector does), at most 10 minutes. 0 or absent: removed at once (upstream).
+   */
+  drainPeriodMs?(): number;
 }
 
 /**

@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
   type LoadBalancerDefaults,
   parseLoadBalancerSpec,
@@ -246,6 +247,7 @@ const VALUES: Record<string, string[]> = {
     "a=b\u00a0",
     "",
   ],
+  [KUBE_PROXY_HEALTH_CHECK_ANNOTATION]: BOOL,
   "http-certificates": ["a,b", "anything at all"],
   "http-managed-certificate-name": ["my cert"],
   "http-managed-certificate-acme-staging": ["yes", "true"],
@@ -295,7 +297,9 @@ export function ccmVerdict(sample: AnnotationSample): { invalid: string[]; error
   );
   const { invalid, errors } = parseLoadBalancerSpec({ metadata: { uid: "u", annotations } }, NO_DEFAULTS);
   return {
-    invalid: [...invalid].map((n) => n === "labels" ? LB_LABELS_ANNOTATION : PREFIX + n),
+    invalid: [...invalid].map((n) =>
+      n === "labels" ? LB_LABELS_ANNOTATION : n.includes("/") ? n : PREFIX + n
+    ),
     errors,
   };
 }

@@ -78,6 +78,8 @@ export class FakeProvider implements CloudProvider {
   readonly errors: Partial<Record<FakeMethod, Error | ((subject: string) => Error | undefined)>> = {};
   /** Milliseconds every call waits first. */
   delayMs = 0;
+  /** What `nodeTargets.drainPeriodMs` answers (graceful draining; 0: none). */
+  drainMs = 0;
   /** Service UID → differences the next drift look reports (e.g. "port 80 deleted"). */
   readonly drifted = new Map<string, string[]>();
   /** What `initialize` was handed. */
@@ -177,6 +179,7 @@ export class FakeProvider implements CloudProvider {
       sync: async (_cluster, nodes, signal) => {
         await this.#enter("sync-nodes", nodes.map(nodeName).sort().join(","), signal);
       },
+      drainPeriodMs: () => this.drainMs,
     },
     inventory: {
       owners: async (expected, signal) => {

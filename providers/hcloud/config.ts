@@ -45,6 +45,17 @@ export interface LoadBalancerDefaults {
   externalObjectsNamespaces?: "*" | string[];
   /** `HCLOUD_LOAD_BALANCERS_LABELS`: labels on every balancer (and managed certificate) created. */
   labels?: Record<string, string>;
+  /**
+   * `HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS` (ours): a Node that leaves stays a target of every balancer
+   * until a health check with the `HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_*` timing has failed it
+   * (load_balancers/draining.ts).
+   */
+  drainTargets?: boolean;
+  /**
+   * `HCLOUD_LOAD_BALANCERS_KUBE_PROXY_HEALTH_CHECK` (ours): `externalTrafficPolicy: Cluster` balancers
+   * without health-check settings check kube-proxy's `/healthz` on port 10256 instead of the NodePort.
+   */
+  kubeProxyHealthCheck?: boolean;
 }
 
 /** Everything the hcloud provider reads from the environment. */
@@ -278,6 +289,8 @@ export async function readHcloudConfig(
       privateSubnetIpRange: subnet,
       externalObjectsNamespaces: external,
       labels: userLabels.labels,
+      drainTargets: bool(`${lbPrefix}DRAIN_TARGETS`, false),
+      kubeProxyHealthCheck: bool(`${lbPrefix}KUBE_PROXY_HEALTH_CHECK`, false),
     },
     robot,
   };

@@ -38,5 +38,7 @@ export const ADDRESS_OVERRIDES = {
 } as const;
 /** Service annotation: labels of the owner's choice on the Service's balancer, `k=v,…` (ours). */
 export const LB_LABELS_ANNOTATION = "service.deno-ccm.io/load-balancer-labels";
+/** Service annotation: health-check kube-proxy's `/healthz` (port 10256) for `Cluster` traffic (ours). */
+export const KUBE_PROXY_HEALTH_CHECK_ANNOTATION = "service.deno-ccm.io/health-check-kube-proxy";
 /** Service annotation, written by the CCM: what the Service owns on a co-managed balancer (ours). */
 export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";

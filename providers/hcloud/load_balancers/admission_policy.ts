@@ -25,6 +25,7 @@ import {
   INTEGERS,
   IPV4,
   IPV4_CIDR,
+  OUR_BOOLS,
   PATTERNS,
   STATUS_CODE,
   WHOLE_BALANCER,
@@ -140,7 +141,7 @@ const says = (text: string) => lit(` ${text}`);
 /** Every validation, in the table's order. */
 export function policyValidations(): Validation[] {
   const out: Validation[] = [];
-  for (const name of BOOLS) {
+  for (const name of [...BOOLS, ...OUR_BOOLS]) {
     out.push(single(name, check.bool(value(name)), says("is not a boolean (true or false)")));
   }
   for (const [name, choices] of Object.entries(CHOICES)) {

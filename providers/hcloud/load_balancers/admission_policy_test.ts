@@ -4,7 +4,16 @@ import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { LB_LABELS_ANNOTATION } from "../names.ts";
 import { POLICY_EXCEPTIONS } from "./admission_policy.ts";
 import { policyTemplate } from "./admission_template.ts";
-import { BOOLS, CHOICES, DURATIONS, HOSTNAMES, INTEGERS, OTHERS, PATTERNS } from "./annotation_rules.ts";
+import {
+  BOOLS,
+  CHOICES,
+  DURATIONS,
+  HOSTNAMES,
+  INTEGERS,
+  OTHERS,
+  OUR_BOOLS,
+  PATTERNS,
+} from "./annotation_rules.ts";
 import { KNOWN_ANNOTATIONS } from "./hccm_stage.ts";
 import { selectorPattern } from "./selector_pattern.ts";
 
@@ -48,7 +57,7 @@ Deno.test("annotation samples: every annotation has values the CCM accepts and r
     }
   }
   const free = Object.entries(OTHERS).filter(([, why]) => why.startsWith("free")).map(([n]) => n);
-  for (const name of [...KNOWN_ANNOTATIONS, LB_LABELS_ANNOTATION]) {
+  for (const name of [...KNOWN_ANNOTATIONS, LB_LABELS_ANNOTATION, ...OUR_BOOLS]) {
     const seen = verdicts.get(name);
     assert(seen?.has(true), `no sample of ${name} that the CCM accepts`);
     if (!free.includes(name)) assert(seen?.has(false), `no sample of ${name} that the CCM refuses`);

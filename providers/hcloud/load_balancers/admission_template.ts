@@ -7,10 +7,11 @@
 import { stringify } from "yaml";
 import { LB_ANNOTATION_PREFIX, LB_LABELS_ANNOTATION } from "../names.ts";
 import { policyValidations } from "./admission_policy.ts";
+import { OUR_BOOLS } from "./annotation_rules.ts";
 
-/** The annotations the policy reads: the official CCM's prefix and our labels annotation. */
+/** The annotations the policy reads: the official CCM's prefix and ours. */
 const ANNOTATED = `object.metadata.annotations.exists(k, k.startsWith('${LB_ANNOTATION_PREFIX}') || ` +
-  `k == '${LB_LABELS_ANNOTATION}')`;
+  `k in [${[LB_LABELS_ANNOTATION, ...OUR_BOOLS].map((k) => `'${k}'`).join(", ")}])`;
 
 /**
  * The chart's template (chart/templates/admissionpolicy.yaml, written by `deno task manifests`): the

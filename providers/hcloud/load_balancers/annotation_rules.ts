@@ -9,6 +9,7 @@
  * @module
  */
 import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
+import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../names.ts";
 
 /** Annotations read with Go's `strconv.ParseBool`. */
 export const BOOLS = [
@@ -23,6 +24,9 @@ export const BOOLS = [
   "protection-delete",
   "adopt-existing",
 ] as const;
+
+/** Our own boolean Service annotations, by full name (names.ts). */
+export const OUR_BOOLS = [KUBE_PROXY_HEALTH_CHECK_ANNOTATION] as const;
 
 /** Annotations with a fixed set of values, compared case-insensitively. */
 export const CHOICES = {

@@ -11,7 +11,7 @@ import { parseDuration } from "../../../lib/duration.ts";
 import { parseCidr, parseIp } from "../../../lib/cidr.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
-import { LB_ANNOTATION_PREFIX } from "../names.ts";
+import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, LB_ANNOTATION_PREFIX } from "../names.ts";
 import { userLabelsFor } from "./user_labels.ts";
 import { trimAscii } from "../../../lib/ascii_space.ts";
 import {
@@ -89,6 +89,8 @@ export interface LoadBalancerSpec {
   attachTo?: string;
   /** Labels of the operator's and the owner's choice on what is created for it (user_labels.ts). */
   labels: Record<string, string>;
+  /** `Cluster` traffic health-checks kube-proxy's `/healthz` on 10256 (ours). */
+  kubeProxyHealthCheck: boolean;
 }
 
 /** A value as events show it: escaped, and at most 64 characters. */
@@ -172,6 +174,16 @@ export function parseLoadBalancerSpec(
     const v = raw(n);
     if (v !== undefined && !isHostname(v)) fail(n, v, `is not a valid ${HOSTNAMES[n]}`);
     return v;
+  };
+  // Ours, under their full names (service.deno-ccm.io/…).
+  const ours = (full: string, fallback: boolean): boolean => {
+    const v = annotations[full];
+    if (v === undefined) return fallback;
+    const parsed = parseGoBool(v);
+    if (parsed !== undefined) return parsed;
+    invalid.add(full);
+    errors.push(`annotation ${full}: ${quote(v)} is not a boolean (true or false)`);
+    return fallback;
   };
   const list = (n: string) => (raw(n) ?? "").split(",").map(trimAscii).filter(Boolean);
 
@@ -267,6 +279,7 @@ export function parseLoadBalancerSpec(
     publicNetIpv6: int("public-net-ipv6"),
     attachTo: name("attach-to"),
     labels: {},
+    kubeProxyHealthCheck: ours(KUBE_PROXY_HEALTH_CHECK_ANNOTATION, defaults.kubeProxyHealthCheck ?? false),
   };
   const user = userLabelsFor(annotations, defaults.labels ?? {});
   spec.labels = user.labels;

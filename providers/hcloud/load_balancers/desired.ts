@@ -49,6 +49,9 @@ export function unsupportedPorts(service: Service): LbWarning[] {
   }));
 }
 
+/** kube-proxy's health server (`--healthz-bind-address`, default `0.0.0.0:10256`). */
+export const KUBE_PROXY_HEALTH_PORT = 10256;
+
 /** The LB services for the Service's TCP ports; other protocols produce a warning. */
 export function desiredServices(
   service: Service,
@@ -58,6 +61,9 @@ export function desiredServices(
   const warnings: LbWarning[] = unsupportedPorts(service);
   const services: DesiredService[] = [];
   const local = service.spec?.externalTrafficPolicy === "Local" && !!service.spec?.healthCheckNodePort;
+  // Opt-in (ours): Cluster traffic asks kube-proxy, which fails on a Node that is leaving (KEP-3836);
+  // not the default, as a cluster without kube-proxy (Cilium, say) would lose every target.
+  const kubeProxy = !local && spec.kubeProxyHealthCheck;
   for (const port of service.spec?.ports ?? []) {
     if ((port.protocol ?? "TCP") !== "TCP") continue;
     if (!port.nodePort) continue; // allocateLoadBalancerNodePorts=false: nothing to target
@@ -67,10 +73,15 @@ export function desiredServices(
     // kube-proxy's health endpoint, so only nodes with endpoints get traffic.
     const configured = Object.entries(hc).some(([k, v]) => k !== "protocol" && v !== undefined);
     const hcLocal = local && !configured && hc.protocol === undefined;
-    const hcProtocol = hc.protocol ?? (hcLocal ? "http" : configured ? spec.protocol : "tcp");
+    // Interval, timeout and retries only time the kube-proxy check; what it asks is the opt-in's.
+    const hcProxy = kubeProxy &&
+      [hc.protocol, hc.port, hc.httpDomain, hc.httpPath, hc.httpValidateCertificate, hc.httpStatusCodes]
+        .every((v) => v === undefined);
+    const hcProtocol = hc.protocol ?? (hcLocal || hcProxy ? "http" : configured ? spec.protocol : "tcp");
     const health: DesiredService["health_check"] = {
       protocol: hcProtocol === "tcp" ? "tcp" : "http",
-      port: hc.port ?? (hcLocal ? service.spec!.healthCheckNodePort! : port.nodePort),
+      port: hc.port ??
+        (hcLocal ? service.spec!.healthCheckNodePort! : hcProxy ? KUBE_PROXY_HEALTH_PORT : port.nodePort),
     };
     if (hc.intervalSeconds !== undefined) health.interval = hc.intervalSeconds;
     if (hc.timeoutSeconds !== undefined) health.timeout = hc.timeoutSeconds;
@@ -78,7 +89,7 @@ export function desiredServices(
     if (health.protocol === "http") {
       health.http = {
         domain: hc.httpDomain ?? null,
-        path: hc.httpPath ?? (hcLocal ? "/healthz" : "/"),
+        path: hc.httpPath ?? (hcLocal || hcProxy ? "/healthz" : "/"),
         tls: hc.httpValidateCertificate ?? hcProtocol === "https",
       };
       if (hc.httpStatusCodes) health.http.status_codes = hc.httpStatusCodes;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { drainPeriodMs } from "./draining.ts";
 import { withSignal } from "../../../lib/cancellation.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type {
@@ -88,6 +89,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly nodeTargets: LoadBalancerNodeTargets = {
     selected: (service, nodes) => this.selectedNodeNames(service, nodes),
     sync: (cluster, nodes, signal) => this.syncNodes(cluster, nodes, signal),
+    drainPeriodMs: () => drainPeriodMs(this.#defaults),
   };
   /** One list of this cluster's balancers (its cluster label) answers each of these. */
   readonly inventory: LoadBalancerInventory = {

@@ -1,0 +1,110 @@
+/**
+ * Graceful draining against a real kube-apiserver and the simulator: a Node the autoscaler marks for
+ * removal stays a target of a draining balancer until its health check (kube-proxy's `/healthz`,
+ * opted in) has had time to fail it, then goes with one write; a balancer that does not drain drops
+ * it at once, as the official CCM does; nothing is called while no Node is leaving.
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { eventually, quietLogs } from "../testing/helpers.ts";
+import { targetServerIds } from "../hcloud_sim/lb_model.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
+import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, PREFIX } from "../providers/hcloud/mod.ts";
+
+function service(name: string, annotations: Record<string, string>): Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "default", annotations: { [`${PREFIX}location`]: "fsn1", ...annotations } },
+    spec: {
+      type: "LoadBalancer",
+      selector: { app: name },
+      ports: [{ name: "http", port: 80, protocol: "TCP" }],
+    },
+  };
+}
+
+Deno.test({
+  name: "draining: a leaving Node stays a target until the health check has failed it, then goes",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const sim = s.sim;
+    const client = await adminClient(cluster);
+    const servers = [1, 2, 3].map((i) => sim.addServer({ name: `w${i}`, location: "fsn1" }));
+    for (const i of [1, 2, 3]) await registerNode(client, `w${i}`);
+    // The quickest check Hetzner allows, cluster-wide: 3 s interval, 1 s timeout, 1 retry: a 12 s period.
+    const ccm = await startCcm(
+      cluster,
+      sim,
+      ["--controllers=cloud-node,service", "--drift-repair-period=0"],
+      {
+        HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true",
+        HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_INTERVAL: "3s",
+        HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_TIMEOUT: "1s",
+        HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "1",
+      },
+    );
+    try {
+      await eventually(async () => (await client.list(NODES)).items.every((n) => n.spec?.providerID), 20_000);
+      await client.create(SERVICES, service("proxied", { [KUBE_PROXY_HEALTH_CHECK_ANNOTATION]: "true" }), {
+        namespace: "default",
+      });
+      await client.create(SERVICES, service("plain", {}), { namespace: "default" });
+      const lbOf = (name: string) =>
+        [...sim.world.loadBalancers.values()].find((lb) => lb.labels["deno-ccm/service-name"] === name);
+      const targets = (name: string) => {
+        const lb = lbOf(name);
+        return lb ? targetServerIds(sim.world, lb).sort() : [];
+      };
+      const all = servers.map((srv) => srv.id).sort();
+      await eventually(() => targets("proxied").length === 3 && targets("plain").length === 3, 30_000);
+      const check = lbOf("proxied")!.services[0].health_check;
+      assertEquals([check.protocol, check.port, check.http?.path, check.interval], [
+        "http",
+        10256,
+        "/healthz",
+        3,
+      ]);
+      assertEquals(
+        lbOf("plain")!.services[0].health_check.protocol,
+        "tcp",
+        "the official CCM's check by default",
+      );
+
+      // Quiet: no Node leaving, no write over a while.
+      const quiet = sim.audit.length;
+      await new Promise((r) => setTimeout(r, 3_000));
+      assertEquals(
+        sim.audit.slice(quiet).filter((e) => e.method !== "GET"),
+        [],
+        "no write while nothing changes",
+      );
+
+      // The autoscaler marks w3 (kube-proxy's /healthz fails there now): it stays a target of both
+      // balancers while their checks fail it, then goes.
+      const marked = sim.audit.length;
+      await client.patch(NODES, "w3", "merge", {
+        spec: { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule", value: "1" }] },
+      });
+      await new Promise((r) => setTimeout(r, 3_000));
+      assertEquals([targets("proxied"), targets("plain")], [all, all], "kept 3 s later (the period is 12 s)");
+      await eventually(() => targets("proxied").length === 2 && targets("plain").length === 2, 30_000);
+      assertEquals(targets("proxied"), all.filter((id) => id !== servers[2].id));
+      // The balancers follow the cluster's target label: one write for the Node, draining or not.
+      const writes = sim.audit.slice(marked).filter((e) => e.method !== "GET").map((e) => e.route);
+      assertEquals(writes, ["PUT /servers/{id}"]);
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});
