@@ -1,6 +1,6 @@
 /**
  * `deno task bench`: the CCM as its own process against a real kube-apiserver and the simulator
- * (API latency 50 ms, actions 1 s), in six scenarios; writes bench/report.json, bench/report.md
+ * (API latency 50 ms, actions 1 s), in seven scenarios; writes bench/report.json, bench/report.md
  * and bench/convergence.svg.
  *
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
@@ -21,8 +21,9 @@ import { burstJoin } from "./burst_join.ts";
 import { lbRollout } from "./lb_rollout.ts";
 import { churn } from "./churn.ts";
 import { robotMixScenario } from "./robot_mix.ts";
+import { drainScenario } from "./drain.ts";
 
-const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults", "robot_mix"];
+const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults", "robot_mix", "drain"];
 const { values } = parseArgs({
   args: Deno.args,
   options: {
@@ -75,6 +76,11 @@ if (only.has("faults")) {
 if (only.has("robot_mix")) {
   console.log("robot_mix: 200 Robot Nodes join a cluster of 20 Cloud Nodes and 5 balancers ...");
   results.robot_mix = await robotMixScenario(LATENCY, ACTION, Number(values["robot-minutes"]));
+}
+
+if (only.has("drain")) {
+  console.log("drain: every Node replaced under load, graceful draining on and off ...");
+  results.drain = await drainScenario();
 }
 
 const report = await writeReport(results, { latencyMs: LATENCY, actionMs: ACTION });

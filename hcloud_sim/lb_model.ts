@@ -254,10 +254,14 @@ function resolveSelectors(
 
 /** The LB as the API shows it: label-selector targets resolved, health per service port. */
 export function renderLoadBalancer(world: World, lb: LoadBalancer): LoadBalancer {
-  const health = (server?: number) => {
-    const status = (server !== undefined && world.targetHealth.get(`${lb.id}:${server}`)) || "healthy";
-    return lb.services.map((s) => ({ listen_port: s.listen_port, status }));
-  };
+  // Per port when the data path checks it (data_path.ts), else as a test set it, else healthy.
+  const health = (server?: number) =>
+    lb.services.map((s) => ({
+      listen_port: s.listen_port,
+      status: (server !== undefined &&
+        (world.targetHealth.get(`${lb.id}:${server}:${s.listen_port}`) ??
+          world.targetHealth.get(`${lb.id}:${server}`))) || "healthy",
+    }));
   const out = structuredClone(lb);
   const resolved = resolveSelectors(world, lb).byTarget;
   out.targets = lb.targets.map((t, index) => {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { DataPath, type DataPathOptions } from "./data_path.ts";
 import { ApiFault, faults, type Reply, type SimRequest } from "./http_kit.ts";
 import type { HandlerContext, SimRoute } from "./router.ts";
 import { renderServer, serverRoutes } from "./routes_servers.ts";
@@ -153,8 +154,18 @@ export class Simulator {
     return `${this.url}/robot`;
   }
 
-  /** Stops the server. */
+  /** The data path, once {@link enableDataPath} started it. */
+  dataPath?: DataPath;
+
+  /** Starts the data path (opt-in): balancers listen on loopback and forward (data_path.ts). */
+  enableDataPath(options: DataPathOptions): DataPath {
+    this.dataPath ??= new DataPath(this.world, options);
+    return this.dataPath;
+  }
+
+  /** Stops the server (and the data path). */
   async stop(): Promise<void> {
+    this.dataPath?.stop();
     await this.#server?.shutdown();
   }
 

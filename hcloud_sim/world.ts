@@ -61,7 +61,10 @@ export class World {
   readonly volumes = new Map<number, SimpleResource>();
   readonly floatingIps = new Map<number, SimpleResource>();
   readonly placementGroups = new Map<number, SimpleResource>();
-  /** Health check results set by the test (`<lb id>:<server id>`); a target not named is healthy. */
+  /**
+   * Health check results: set by a test (`<lb id>:<server id>`) or by the data path per port
+   * (`<lb id>:<server id>:<listen port>`); a target not named is healthy.
+   */
   readonly targetHealth = new Map<string, "healthy" | "unhealthy" | "unknown">();
   readonly #actions = new Map<number, ActionRecord>();
   readonly #locks = new Map<string, number>();

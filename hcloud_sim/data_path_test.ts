@@ -1,0 +1,113 @@
+/**
+ * The simulator's data path: listeners per balancer service, health checks as configured, traffic
+ * only to healthy targets with the PROXY header when asked, health in the API, and open connections
+ * cut when their target is removed.
+ */
+import { assert, assertEquals } from "../testing/assert.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { eventually } from "../testing/helpers.ts";
+import { nodeAddress } from "../testing/node_endpoints.ts";
+
+const PORT = 30181;
+
+/** A Node-side TCP endpoint: answers every connection with what it first received, and remembers it. */
+function endpoint(address: string) {
+  const seen: string[] = [];
+  const listener = Deno.listen({ hostname: address, port: PORT });
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        const buf = new Uint8Array(256);
+        const n = await conn.read(buf).catch(() => null);
+        if (n) {
+          const text = new TextDecoder().decode(buf.subarray(0, n));
+          seen.push(text);
+          await conn.write(new TextEncoder().encode(`${address} got ${text}`)).catch(() => {});
+        }
+        // Holds the connection open (a long request) until the peer closes it.
+        await conn.read(buf).catch(() => null);
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      })();
+    }
+  })().catch(() => {});
+  return { seen, close: () => listener.close() };
+}
+
+Deno.test({
+  name: "sim data path: health-checked targets, PROXY header, health in the API, connections cut on removal",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const t = await startTestSim();
+    const up = t.sim.addServer({ name: "up", location: "fsn1" });
+    const down = t.sim.addServer({ name: "down", location: "fsn1" });
+    const live = endpoint(nodeAddress(up.id));
+    const dataPath = t.sim.enableDataPath({ serverAddress: nodeAddress, reconcileMs: 50 });
+    try {
+      const created = await t.api("POST", "/load_balancers", {
+        name: "lb",
+        load_balancer_type: "lb11",
+        location: "fsn1",
+        services: [{
+          protocol: "tcp",
+          listen_port: 18181,
+          destination_port: PORT,
+          proxyprotocol: true,
+          health_check: { protocol: "tcp", port: PORT, interval: 3, timeout: 1, retries: 0 },
+        }],
+        targets: [{ type: "server", server: { id: up.id } }, { type: "server", server: { id: down.id } }],
+      });
+      const lb = created.body.load_balancer;
+      const health = async () => {
+        const got = (await t.api("GET", `/load_balancers/${lb.id}`)).body.load_balancer;
+        return Object.fromEntries(
+          got.targets.map((x: { server: { id: number }; health_status: { status: string }[] }) => [
+            x.server.id,
+            x.health_status[0].status,
+          ]),
+        );
+      };
+      // The one without an endpoint fails its first check (retries 0): unhealthy, as the API shows.
+      await eventually(async () => {
+        const h = await health();
+        return h[up.id] === "healthy" && h[down.id] === "unhealthy";
+      }, 10_000);
+      const address = dataPath.address(lb.id, 18181)!;
+      const ask = async (text: string) => {
+        const conn = await Deno.connect(address);
+        await conn.write(new TextEncoder().encode(text));
+        const buf = new Uint8Array(512);
+        const n = await conn.read(buf);
+        return { conn, answer: new TextDecoder().decode(buf.subarray(0, n ?? 0)) };
+      };
+      // Every connection goes to the healthy target, with the PROXY header first.
+      for (const i of [1, 2, 3, 4]) {
+        const { conn, answer } = await ask(`hello ${i}`);
+        assert(answer.startsWith(`${nodeAddress(up.id)} got PROXY TCP4 127.0.0.1 127.77.`), answer);
+        conn.close();
+      }
+      assertEquals(live.seen.length >= 4, true);
+      // A target removed loses its open connections at once.
+      const open = await ask("long request");
+      const removed = await t.api("POST", `/load_balancers/${lb.id}/actions/remove_target`, {
+        type: "server",
+        server: { id: up.id },
+      });
+      assertEquals(removed.status, 201);
+      const n = await open.conn.read(new Uint8Array(16)).catch(() => null);
+      assertEquals(n, null, "the connection was closed");
+      // Nothing healthy left: a new connection is refused (closed without an answer).
+      await eventually(async () => {
+        const conn = await Deno.connect(address);
+        const got = await conn.read(new Uint8Array(16)).catch(() => null);
+        conn.close();
+        return got === null;
+      }, 5_000);
+    } finally {
+      live.close();
+      await t.finish();
+    }
+  },
+});
