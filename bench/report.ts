@@ -120,7 +120,8 @@ function drainSummary(r: ScenarioResult | undefined): string[] {
     "",
     `${r.nodes} Nodes, one after the other: marked \`ToBeDeletedByClusterAutoscaler\`, out of the balancer, ` +
     `deleted with their server and replaced, while ${r.rate_per_second} requests/s (each on its own ` +
-    `connection, answered after ${r.answer_ms} ms) went through the simulator's balancer (no added API latency; kube-proxy ` +
+    `connection, answered after ${r.answer_ms} ms) went through the simulator's balancer and each Node's real kube-proxy (no added API latency; ` +
+    `kube-proxy ` +
     `\`/healthz\` checks every 3 s). Draining on: **${r.failed_with_draining} of ${r.requests_with_draining} ` +
     `requests failed** over ${r.seconds_total} s (${r.requests} cloud requests). Draining off (the official ` +
     `CCM's behaviour): **${r.failed_without} of ${r.requests_without} failed** over ${r.seconds_without} s ` +

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the local control plane needs exists: etcd (Debian's etcd-server) and kube-apiserver
-# built from the Go module proxy (cached); for the tests (the default) also kubectl, helm and promtool.
+# built from the Go module proxy (cached); for the tests (the default) also kubectl, kube-proxy, nftables,
+# helm and promtool.
 # Installs etcd with apt-get when running as root; otherwise says what to install. Prints nothing when
 # everything is in place.
 #   usage: hack/ensure_test_assets.sh [--demo]
@@ -27,6 +28,16 @@ if $demo; then
 fi
 if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
   "$here/kube_assets/build.sh" >/dev/null
+fi
+# nft, for the real kube-proxy of the draining proof (nftables mode; testing/kube_proxy.ts).
+if ! command -v nft >/dev/null; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "installing nftables from Debian" >&2
+    (apt-get install -y -qq nftables >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq nftables; }) >&2
+  else
+    echo "nft is missing: install Debian's nftables (sudo apt-get install nftables)" >&2
+    exit 1
+  fi
 fi
 # helm, for the chart tests (tests/chart_test.ts) and `deno task manifests`; the tests that use it also
 # build it on demand (testing/helm.ts), so a single test file runs on its own.

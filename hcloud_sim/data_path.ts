@@ -4,7 +4,7 @@
  * (protocol, port, path, domain, status codes, interval, timeout, retries), and forwards each
  * connection to a healthy target chosen by the balancer's algorithm, with a PROXY protocol v1
  * header when configured. Targets are reached at per-server loopback addresses, where tests run
- * the Node-side endpoints (testing/node_endpoints.ts). Health is what the API shows in
+ * the Node-side endpoints (testing/kube_proxy.ts: a real kube-proxy per Node). Health is what the API shows in
  * `targets[].health_status`.
  *
  * The model, where Hetzner's documentation leaves it open: a target is unhealthy after `retries + 1`

@@ -6,9 +6,10 @@
 import { assert, assertEquals } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
 import { eventually } from "../testing/helpers.ts";
-import { nodeAddress } from "../testing/node_endpoints.ts";
 
 const PORT = 30181;
+/** Where the test runs each server's endpoint: 127.88.x.y. */
+const nodeAddress = (id: number) => `127.88.${(id >> 8) & 255}.${id & 255}`;
 
 /** A Node-side TCP endpoint: answers every connection with what it first received, and remembers it. */
 function endpoint(address: string) {

@@ -1,18 +1,19 @@
 /**
  * Every Node of a cluster replaced under load, through a balancer's data path: requests (bounded in
- * rate and time, loopback only) flow through the simulator's balancer to the Nodes' endpoints while
+ * rate and time, on this machine only) flow through the simulator's balancer to the Nodes — each a
+ * network namespace with a real kube-proxy (testing/kube_proxy.ts) — and on to the backend while
  * each Node in turn is marked by the autoscaler, taken out of the balancer by the CCM, deleted with
  * its server, and replaced by a new one. Counts the requests that fail, with the CCM's graceful
  * draining on or off (tests/drain_proof_test.ts, bench/bench.ts).
  *
  * @module
  */
-import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
 import { eventually } from "./helpers.ts";
-import { nodeAddress, NodeEndpoints } from "./node_endpoints.ts";
+import { KubeProxyNode } from "./kube_proxy.ts";
+import type { ResourceType } from "../kube/resources.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 
@@ -34,11 +35,26 @@ export interface DrainScenarioOptions {
   nodes?: number;
   /** Requests started per second (each on its own connection). */
   ratePerSecond?: number;
-  /** How long the Nodes take to answer (requests in flight when a target goes are the ones at risk). */
+  /** How long the backend takes to answer (requests in flight when a target goes are the ones at risk). */
   answerMs?: number;
 }
 
 const SERVICE_PORT = 8080;
+/** The backend ("the Pods"): an address of this machine the Nodes route to. */
+const BACKEND = { hostname: "10.201.0.1", port: 9000 };
+/** EndpointSlices (the CCM itself never reads them). */
+const ENDPOINT_SLICES: ResourceType<Record<string, unknown>> = {
+  apiVersion: "discovery.k8s.io/v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+};
+
+async function sh(command: string, allowFailure = false): Promise<void> {
+  const out = await new Deno.Command("bash", { args: ["-c", command], stdout: "null", stderr: "piped" })
+    .output();
+  if (!out.success && !allowFailure) throw new Error(`${command}: ${new TextDecoder().decode(out.stderr)}`);
+}
 
 /** Runs the scenario once; everything it starts is stopped before it returns. */
 export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRun> {
@@ -46,29 +62,31 @@ export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRu
   const cluster = await TestCluster.start();
   const s = await startTestSim();
   const sim = s.sim;
-  const dataPath = sim.enableDataPath({ serverAddress: nodeAddress, reconcileMs: 100 });
+  const addresses = new Map<number, string>();
+  // The balancers reach each server's Node in its network namespace (testing/kube_proxy.ts).
+  const dataPath = sim.enableDataPath({
+    serverAddress: (id) => addresses.get(id) ?? "192.0.2.1",
+    reconcileMs: 100,
+  });
   const client = await adminClient(cluster);
-  const endpoints = new Map<string, NodeEndpoints>();
+  const endpoints = new Map<string, KubeProxyNode>();
   const serverOf = new Map<string, number>();
-  let nodePort = 0;
+  let nodeIndex = 0;
+  // The Service's one endpoint ("the Pods"), on an address of this machine every Node routes to.
+  await sh(`ip addr add ${BACKEND.hostname}/32 dev lo`, true);
+  const backend = Deno.serve({ ...BACKEND, onListen: () => {} }, async () => {
+    await new Promise((r) => setTimeout(r, o.answerMs ?? 300));
+    return new Response("served by the backend\n");
+  });
   const addNode = async (name: string) => {
     const server = sim.addServer({ name, location: "fsn1" });
     serverOf.set(name, server.id);
-    const ep = new NodeEndpoints(nodeAddress(server.id), name);
-    endpoints.set(name, ep);
-    if (nodePort) ep.serveNodePort(nodePort, o.answerMs ?? 300);
+    const node = await KubeProxyNode.start(cluster, ++nodeIndex, name);
+    addresses.set(server.id, node.address);
+    endpoints.set(name, node);
     await registerNode(client, name);
   };
   for (let i = 1; i <= count; i++) await addNode(`w${i}`);
-  // kube-proxy watches its Node: here a poll of the Node list.
-  let watching = true;
-  const watcher = (async () => {
-    while (watching) {
-      const nodes = new Map((await client.list(NODES)).items.map((n: Node) => [n.metadata!.name!, n]));
-      for (const [name, ep] of endpoints) ep.observe(nodes.get(name));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
   const ccm = await startCcm(cluster, sim, ["--controllers=cloud-node,service", "--drift-repair-period=0"], {
     HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: String(o.drain),
     HCLOUD_LOAD_BALANCERS_KUBE_PROXY_HEALTH_CHECK: "true",
@@ -82,18 +100,28 @@ export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRu
   let loading = true;
   const result = { requests: 0, failed: 0 };
   try {
-    const svc = await client.create(SERVICES, {
+    await client.create(SERVICES, {
       apiVersion: "v1",
       kind: "Service",
       metadata: { name: "web", namespace: "default" },
       spec: {
         type: "LoadBalancer",
-        selector: { app: "web" },
-        ports: [{ port: SERVICE_PORT, protocol: "TCP" }],
+        // No selector: the Service's one endpoint is the backend (an EndpointSlice of our own).
+        ports: [{ port: SERVICE_PORT, protocol: "TCP", targetPort: BACKEND.port }],
       },
     }, { namespace: "default" });
-    nodePort = svc.spec!.ports![0].nodePort!;
-    for (const ep of endpoints.values()) ep.serveNodePort(nodePort, o.answerMs ?? 300);
+    await client.create(ENDPOINT_SLICES, {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: {
+        name: "web-backend",
+        namespace: "default",
+        labels: { "kubernetes.io/service-name": "web" },
+      },
+      addressType: "IPv4",
+      endpoints: [{ addresses: [BACKEND.hostname], conditions: { ready: true } }],
+      ports: [{ port: BACKEND.port, protocol: "TCP" }],
+    }, { namespace: "default" });
     const lb = () => [...sim.world.loadBalancers.values()][0];
     const healthy = (serverId: number) =>
       sim.world.targetHealth.get(`${lb()?.id}:${serverId}:${SERVICE_PORT}`) === "healthy";
@@ -152,11 +180,11 @@ export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRu
   } finally {
     loading = false;
     await load?.catch(() => {});
-    watching = false;
-    await watcher.catch(() => {});
     http.close();
     await ccm.stop();
     for (const ep of endpoints.values()) await ep.stop();
+    await backend.shutdown();
+    await sh(`ip addr del ${BACKEND.hostname}/32 dev lo`, true);
     await s.finish();
     client.transport.close();
     await cluster.stop();

@@ -13,6 +13,8 @@ export interface KubeAssets {
   apiserver: string;
   /** Absent until built: the demo builds only kube-apiserver; {@link TestCluster.kubectl} says how to get it. */
   kubectl?: string;
+  /** Absent until built, as kubectl (testing/kube_proxy.ts says how to get it). */
+  kubeProxy?: string;
   etcd: string;
 }
 
@@ -42,6 +44,7 @@ export async function findKubeAssets(): Promise<KubeAssets> {
   };
   const apiserver = await pick([env.TEST_ASSET_KUBE_APISERVER, `${dir}/kube-apiserver`]);
   const kubectl = await pick([env.TEST_ASSET_KUBECTL, `${dir}/kubectl`]);
+  const kubeProxy = await pick([env.TEST_ASSET_KUBE_PROXY, `${dir}/kube-proxy`]);
   const etcd = await pick([env.TEST_ASSET_ETCD, `${dir}/etcd`, "/usr/bin/etcd"]);
   const missing: string[] = [];
   if (!apiserver) {
@@ -56,7 +59,7 @@ export async function findKubeAssets(): Promise<KubeAssets> {
     );
   }
   if (missing.length) throw new Error(`test cluster prerequisites missing:\n  ${missing.join("\n  ")}`);
-  return { apiserver: apiserver!, kubectl, etcd: etcd! };
+  return { apiserver: apiserver!, kubectl, kubeProxy, etcd: etcd! };
 }
 
 /** A running etcd + kube-apiserver. */
