@@ -50,6 +50,8 @@ export class LoadBalancerHousekeeping {
   readonly #recorder: EventRecorder;
   readonly #queue: WorkQueue;
   readonly #log = logger("service");
+  /** Services told that every target of their balancer fails its health check (until one passes). */
+  readonly #toldUnhealthy = new Set<string>();
   readonly #orphansDeleted;
   /** When the last drift check answered (it answers the verify's question too). */
   #driftCheckedAt = 0;
@@ -181,6 +183,29 @@ export class LoadBalancerHousekeeping {
         `The load balancer was changed outside the CCM (${what}); reverting`,
       );
       this.#hooks.resync(service, false);
+    }
+    this.#reportUnhealthy(synced, report.unhealthy ?? new Map());
+  }
+
+  /** Says once on the Service, each time it starts, that no target of its balancer is healthy. */
+  #reportUnhealthy(synced: Service[], unhealthy: Map<string, string>): void {
+    for (const uid of this.#toldUnhealthy) if (!unhealthy.has(uid)) this.#toldUnhealthy.delete(uid);
+    for (const service of synced) {
+      const uid = service.metadata!.uid!;
+      const why = unhealthy.get(uid);
+      if (!why || this.#toldUnhealthy.has(uid)) continue;
+      this.#toldUnhealthy.add(uid);
+      this.#log.warning("no target of the load balancer of {service} is healthy: {why}", {
+        service: objectKey(service),
+        why,
+      });
+      this.#recorder.event(
+        SERVICES,
+        service,
+        "Warning",
+        "LoadBalancerTargetsUnhealthy",
+        `The load balancer sends no traffic: ${why}`,
+      );
     }
   }
 

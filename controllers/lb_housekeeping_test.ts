@@ -97,3 +97,30 @@ Deno.test("housekeeping (fake inventory): without drift repair the owners check 
     assert(reasons(t, "s1").includes("LoadBalancerMissing"), reasons(t, "s1").join(", "));
   });
 });
+
+Deno.test("housekeeping (fake inventory): a balancer none of whose targets is healthy is said on its Service, once each time it starts", async () => {
+  const { fake, t } = started(["s1"], ["--drift-repair-period=100ms"]);
+  // Identical events are one Event object with a count (aggregated as upstream does).
+  const told = () =>
+    t.apiserver.objects<{ reason?: string; count?: number }>("events")
+      .filter((e) => e.reason === "LoadBalancerTargetsUnhealthy").reduce((n, e) => n + (e.count ?? 1), 0);
+  await t.runWhile(async () => {
+    await eventually(() => fake.balancers.size === 1, 5_000);
+    fake.unhealthy.set("uid-s1", "none of its 2 targets passes the health check (http on port 10256)");
+    await eventually(() => told() === 1, 5_000);
+    const drifts = fake.callsOf("drift").length;
+    await eventually(() => fake.callsOf("drift").length >= drifts + 3, 5_000);
+    assertEquals(told(), 1, "not repeated while it lasts");
+    const event = t.apiserver.objects<{ reason?: string; message?: string; type?: string }>("events")
+      .find((e) => e.reason === "LoadBalancerTargetsUnhealthy")!;
+    assertEquals([event.type, event.message], [
+      "Warning",
+      "The load balancer sends no traffic: none of its 2 targets passes the health check (http on port 10256)",
+    ]);
+    // A target passes again, then all fail again: said again.
+    fake.unhealthy.clear();
+    await eventually(() => fake.callsOf("drift").length >= drifts + 6, 5_000);
+    fake.unhealthy.set("uid-s1", "none of its 2 targets passes the health check (http on port 10256)");
+    await eventually(() => told() === 2, 5_000);
+  });
+});

@@ -126,6 +126,11 @@ export interface DriftReport {
   owners: Set<string>;
   /** Service UID → what differs, in words ("service on port 80 deleted"). */
   drifted: Map<string, string[]>;
+  /**
+   * Service UID → why every target of its balancer fails the health check, in words (a check the
+   * Nodes do not serve, say): said on the Service once each time it starts (no silent outage).
+   */
+  unhealthy?: Map<string, string>;
 }
 
 /** What ensure/update return: the status (ensure only) and warnings to record as events. */

@@ -9,7 +9,7 @@ import { assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
 import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
-import { eventually, quietLogs } from "../testing/helpers.ts";
+import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, PREFIX } from "../providers/hcloud/mod.ts";
@@ -108,3 +108,63 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "draining, bad input: a kube-proxy check the Nodes do not serve is a Warning and a metric, not a silent outage",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const sim = s.sim;
+    // The data path checks the Nodes for real: nothing answers on their addresses (no kube-proxy).
+    sim.enableDataPath({ serverAddress: (id) => `127.89.${(id >> 8) & 255}.${id & 255}`, reconcileMs: 100 });
+    const client = await adminClient(cluster);
+    for (const i of [1, 2]) {
+      sim.addServer({ name: `w${i}`, location: "fsn1" });
+      await registerNode(client, `w${i}`);
+    }
+    const ccm = await startCcm(cluster, sim, [
+      "--controllers=cloud-node,service",
+      "--drift-repair-period=1s",
+    ]);
+    try {
+      await eventually(async () => (await client.list(NODES)).items.every((n) => n.spec?.providerID), 20_000);
+      await client.create(
+        SERVICES,
+        service("nokp", {
+          [KUBE_PROXY_HEALTH_CHECK_ANNOTATION]: "true",
+          [`${PREFIX}health-check-interval`]: "3s",
+          [`${PREFIX}health-check-timeout`]: "1s",
+          [`${PREFIX}health-check-retries`]: "0",
+        }),
+        { namespace: "default" },
+      );
+      const warned = async () =>
+        (await eventsOf(client, "nokp")).find((e) => e.startsWith("Warning LoadBalancerTargetsUnhealthy"));
+      await eventually(async () => !!(await warned()), 30_000);
+      assertEquals(
+        await warned(),
+        "Warning LoadBalancerTargetsUnhealthy: The load balancer sends no traffic: none of its 2 targets passes " +
+          "the health check (http on port 10256 path /healthz); check the health-check settings (a kube-proxy " +
+          "check needs kube-proxy on the Nodes)",
+      );
+      const gauge = ccm.registry.gauge("hcloud_load_balancer_targets", "");
+      assertEquals(
+        gauge.get({ load_balancer: lbName(sim), service: "default/nokp", health: "unhealthy" }),
+        2,
+      );
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});
+
+function lbName(sim: { world: { loadBalancers: Map<number, { name: string }> } }): string {
+  return [...sim.world.loadBalancers.values()][0].name;
+}

@@ -82,6 +82,8 @@ export class FakeProvider implements CloudProvider {
   drainMs = 0;
   /** Service UID → differences the next drift look reports (e.g. "port 80 deleted"). */
   readonly drifted = new Map<string, string[]>();
+  /** What `inventory.drift` reports as balancers whose every target fails its health check. */
+  readonly unhealthy = new Map<string, string>();
   /** What `initialize` was handed. */
   cluster?: ClusterView;
   /** Once aborted (see `fence`), balancer and route writes are refused. */
@@ -190,7 +192,7 @@ export class FakeProvider implements CloudProvider {
         await this.#enter("drift", "", signal);
         const drifted = new Map(this.drifted);
         this.drifted.clear();
-        return { owners: this.#owners(), drifted };
+        return { owners: this.#owners(), drifted, unhealthy: new Map(this.unhealthy) };
       },
       sweepOrphans: async (live, signal) => {
         await this.#enter("sweep-orphans", [...live].sort().join(","), signal);

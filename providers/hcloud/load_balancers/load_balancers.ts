@@ -57,7 +57,7 @@ import { CoManagedBalancers, findCoManaged } from "./co_managed.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
 import { LB_ANNOTATION_PREFIX } from "../names.ts";
-import { type BalancerHealth, balancerHealth, TargetHealthGauge } from "./target_health.ts";
+import { allUnhealthy, type BalancerHealth, balancerHealth, TargetHealthGauge } from "./target_health.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 
 type LB = Schemas["load_balancer"];
@@ -395,6 +395,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       if (!this.#clusterId) return undefined;
       // The targets' health is read as the API sent it, before the list drops its details.
       const health: BalancerHealth[] = [];
+      const unhealthy = new Map<string, string>();
       const listed = await listClusterLoadBalancers(
         this.#client,
         this.#clusterId,
@@ -402,6 +403,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
         (lb) => {
           this.#labeler.checkResolved(lb);
           if (this.#health) health.push(balancerHealth(lb));
+          const why = allUnhealthy(lb);
+          const uid = ownerOf(lb);
+          if (why && uid) unhealthy.set(uid, why);
         },
       );
       this.#health?.update(health);
@@ -417,7 +421,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
         if (differences.length) drifted.set(asked.serviceUid, differences);
       }
       for (const uid of this.#coManaged.attached.keys()) owners.add(uid);
-      return { owners, drifted };
+      return { owners, drifted, unhealthy };
     });
   }
 

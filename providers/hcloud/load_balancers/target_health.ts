@@ -38,6 +38,25 @@ export function targetHealth(lb: Pick<LB, "targets">): TargetHealth {
   return counts;
 }
 
+/**
+ * Why no target of the balancer passes its health check, or undefined when one does (or none has
+ * answered yet): the check in words, so the owner sees which setting the Nodes do not serve.
+ */
+export function allUnhealthy(lb: Pick<LB, "targets" | "services">): string | undefined {
+  const health = targetHealth(lb);
+  if (health.healthy > 0 || health.unhealthy === 0) return undefined;
+  const checks = [
+    ...new Set((lb.services ?? []).map((s) => {
+      const hc = s.health_check;
+      return `${hc.protocol} on port ${hc.port}${
+        hc.protocol === "http" ? ` path ${hc.http?.path ?? "/"}` : ""
+      }`;
+    })),
+  ];
+  return `none of its ${health.unhealthy} targets passes the health check (${checks.join("; ")}); check ` +
+    "the health-check settings (a kube-proxy check needs kube-proxy on the Nodes)";
+}
+
 /** One balancer's target health, taken from the API's answer before its details are dropped. */
 export interface BalancerHealth {
   name: string;

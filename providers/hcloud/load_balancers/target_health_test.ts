@@ -1,0 +1,32 @@
+import { assertEquals } from "../../../testing/assert.ts";
+import { allUnhealthy, targetHealth } from "./target_health.ts";
+
+const status = (s: string) => [{ listen_port: 80, status: s }];
+const lb = (statuses: string[], check = { protocol: "http", port: 10256, http: { path: "/healthz" } }) =>
+  ({
+    services: [{ health_check: check }],
+    targets: [{
+      type: "label_selector",
+      targets: statuses.map((s, i) => ({ type: "server", server: { id: i }, health_status: status(s) })),
+    }],
+    // deno-lint-ignore no-explicit-any
+  }) as any;
+
+Deno.test("target health: counts, and a balancer none of whose targets passes its check is named with the check", () => {
+  assertEquals(targetHealth(lb(["healthy", "unhealthy", "unknown"])), {
+    healthy: 1,
+    unhealthy: 1,
+    unknown: 1,
+  });
+  assertEquals(allUnhealthy(lb(["healthy", "unhealthy"])), undefined, "one target serves");
+  assertEquals(allUnhealthy(lb(["unknown", "unknown"])), undefined, "no check has answered yet");
+  assertEquals(
+    allUnhealthy(lb(["unhealthy", "unhealthy", "unknown"])),
+    "none of its 2 targets passes the health check (http on port 10256 path /healthz); check the " +
+      "health-check settings (a kube-proxy check needs kube-proxy on the Nodes)",
+  );
+  assertEquals(
+    allUnhealthy(lb(["unhealthy"], { protocol: "tcp", port: 30080 } as never))?.includes("tcp on port 30080"),
+    true,
+  );
+});
