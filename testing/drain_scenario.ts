@@ -41,16 +41,17 @@ export interface DrainScenarioOptions {
 
 const SERVICE_PORT = 8080;
 /** The backend ("the Pods"): an address of this machine the Nodes route to. */
-const BACKEND = { hostname: "10.201.0.1", port: 9000 };
+export const BACKEND = { hostname: "10.201.0.1", port: 9000 };
 /** EndpointSlices (the CCM itself never reads them). */
-const ENDPOINT_SLICES: ResourceType<Record<string, unknown>> = {
+export const ENDPOINT_SLICES: ResourceType<Record<string, unknown>> = {
   apiVersion: "discovery.k8s.io/v1",
   kind: "EndpointSlice",
   plural: "endpointslices",
   namespaced: true,
 };
 
-async function sh(command: string, allowFailure = false): Promise<void> {
+/** Runs a shell command (network set-up); throws with its stderr unless `allowFailure`. */
+export async function sh(command: string, allowFailure = false): Promise<void> {
   const out = await new Deno.Command("bash", { args: ["-c", command], stdout: "null", stderr: "piped" })
     .output();
   if (!out.success && !allowFailure) throw new Error(`${command}: ${new TextDecoder().decode(out.stderr)}`);

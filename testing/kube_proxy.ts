@@ -119,6 +119,16 @@ export class KubeProxyNode {
     this.#proxy.stderr.pipeTo(log.writable).catch(() => {});
   }
 
+  /** Starts `args` inside the Node's namespace (a "Pod" of the Node); the caller stops it. */
+  spawnInside(args: string[]): Deno.ChildProcess {
+    return new Deno.Command("ip", {
+      args: ["netns", "exec", this.#ns, ...args],
+      stdout: "null",
+      stderr: "null",
+    })
+      .spawn();
+  }
+
   /** Stops kube-proxy and removes the namespace, the veth and kube-proxy's tables with them. */
   async stop(): Promise<void> {
     try {
