@@ -4,7 +4,8 @@
  * targets until its health checks have failed them — new connections stop, open ones finish — and
  * only then removes them (official CCM #1303). A Node that comes back before then is simply kept.
  *
- * Only a Node that was a target at the balancer's last sync is kept: draining never adds a target.
+ * One period for every balancer (they may share targets, as a label selector does): while it runs, a
+ * departed Node counts among the targets everywhere, also for a balancer created meanwhile.
  *
  * @module
  */
