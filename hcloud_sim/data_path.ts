@@ -10,13 +10,14 @@
  * The model, where Hetzner's documentation leaves it open: a target is unhealthy after `retries + 1`
  * failed checks in a row and healthy after one that passes; only healthy targets get connections
  * (a new target is `unknown` until its first check); a target removed from the balancer loses its
- * open connections at once; `http` and `https` services are forwarded as TCP (no HTTP termination);
- * checks over TLS are not made (such a target stays `unknown`).
+ * open connections at once; `http` and `https` services are forwarded as TCP (no HTTP or TLS
+ * termination). The checks themselves are in health_probe.ts (TLS included).
  *
  * @module
  */
 import type { LoadBalancer, World } from "./world.ts";
 import { targetServerIds } from "./lb_model.ts";
+import { probe } from "./health_probe.ts";
 
 /** Where things listen. */
 export interface DataPathOptions {
@@ -105,8 +106,7 @@ class ServicePath {
       const hc = found.svc.health_check;
       const ok = await probe(this.opts.serverAddress(serverId), hc);
       if (this.#health.get(serverId) !== h) return;
-      if (ok === undefined) h.status = "unknown";
-      else if (ok) [h.status, h.failures] = ["healthy", 0];
+      if (ok) [h.status, h.failures] = ["healthy", 0];
       else if (++h.failures > (hc.retries ?? 3)) h.status = "unhealthy";
       this.#publish(serverId, h.status);
       this.#schedule(serverId, (hc.interval ?? 15) * 1000);
@@ -176,40 +176,6 @@ class ServicePath {
       this.#listener.close();
     } catch { /* already closed */ }
   }
-}
-
-/** One health check: true passed, false failed, undefined could not be made (TLS). */
-async function probe(address: string, hc: Service["health_check"]): Promise<boolean | undefined> {
-  const timeoutMs = (hc.timeout ?? 10) * 1000;
-  if (hc.protocol === "tcp") {
-    try {
-      const conn = await withTimeout(Deno.connect({ hostname: address, port: hc.port }), timeoutMs);
-      conn.close();
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  if (hc.http?.tls) return undefined;
-  try {
-    const res = await fetch(`http://${address}:${hc.port}${hc.http?.path ?? "/"}`, {
-      headers: hc.http?.domain ? { host: hc.http.domain } : {},
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await res.body?.cancel();
-    const codes = hc.http?.status_codes?.length ? hc.http.status_codes : ["2??", "3??"];
-    return codes.some((c) => new RegExp(`^${c.replaceAll("?", "[0-9]")}$`).test(String(res.status)));
-  } catch {
-    return false;
-  }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => timer = setTimeout(() => reject(new Error("timeout")), ms)),
-  ]);
 }
 
 /** Every balancer service's data path, following the simulated world. */
