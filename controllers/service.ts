@@ -17,7 +17,7 @@ import type { Controller, ControllerContext } from "./manager.ts";
 import { objectKey } from "../kube/informer.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
-import type { LoadBalancers, ProviderWarning } from "../providers/provider.ts";
+import type { LoadBalancers, ProviderWarning, TargetOptions } from "../providers/provider.ts";
 import { leftNoBalancer, warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
@@ -108,7 +108,7 @@ class ServiceController implements Controller {
           old.metadata?.labels?.[EXCLUDE_LABEL] !== node.metadata?.labels?.[EXCLUDE_LABEL]
         ) nodeSync();
         // A label may move the Node in or out of a balancer's node selector: only balancers whose
-        // targets change are updated (see #targetKey), so this costs no cloud call otherwise.
+        // targets change are updated (see #selection), so this costs no cloud call otherwise.
         else if (this.#lbs.nodeTargets && !sameLabels(old, node)) nodeSync();
       },
     });
@@ -161,11 +161,16 @@ class ServiceController implements Controller {
 
   /**
    * What the Service's balancer targets, to compare with its last sync: the Nodes the provider says it
-   * targets (a node selector, say), or else the whole eligible set.
+   * selects (a node selector, say; else the whole set), and those it keeps while they drain (`keep`).
    */
-  #targetKey(svc: Service, nodes: Node[], set: string): string {
+  #selection(key: string, svc: Service, nodes: Node[], set: string): { target: string; keep: Set<string> } {
     const names = this.#lbs.nodeTargets?.selected(svc, nodes);
-    return names ? nodeSet(nodes.filter((n) => names.has(n.metadata!.name!))) : set;
+    const keep = this.#nodeSets.keep(key, names, nodes, this.#drainMs());
+    if (!names) return { target: set, keep };
+    return {
+      target: nodeSet(nodes.filter((n) => names.has(n.metadata!.name!) || keep.has(n.metadata!.name!))),
+      keep,
+    };
   }
 
   async #sync(key: string, signal: AbortSignal): Promise<void> {
@@ -218,9 +223,10 @@ class ServiceController implements Controller {
       );
     }
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    const selection = this.#selection(key, svc, nodes, set);
     let result;
     try {
-      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes, signal);
+      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes, signal, keepOption(selection.keep));
     } catch (err) {
       if (signal.aborted) throw err; // cancelled, not failed: no event
       this.#warn(svc, [...warningsOf(err)]);
@@ -250,9 +256,11 @@ class ServiceController implements Controller {
       svc,
       statusPatch(svc, readyCondition(result.warnings), ingressChanged ? result.ingress : undefined),
     );
-    this.#nodeSets.synced(key, this.#targetKey(svc, nodes, set));
-    // Nodes may have changed while the load balancer was being ensured; a node sync then catches up.
+    this.#nodeSets.synced(key, selection.target);
+    // Nodes may have changed while the load balancer was being ensured; a node sync then catches up,
+    // as it does when a Node this balancer keeps has drained.
     if (this.#nodeSets.targets(this.#drainMs()).set !== set) this.#nodeQueue.add(NODE_SYNC);
+    else if (selection.keep.size) this.#scheduleDrainEnd();
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 
@@ -279,19 +287,18 @@ class ServiceController implements Controller {
 
   /** Updates the targets of every load balancer whose node set changed. */
   async #syncNodes(signal: AbortSignal): Promise<void> {
-    const drainMs = this.#drainMs();
-    const { nodes, set } = this.#nodeSets.targets(drainMs);
-    // A draining Node leaves the balancers once their health checks have had time to fail it.
-    const drainEnd = this.#nodeSets.nextDrainEnd(drainMs);
-    if (drainEnd !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, drainEnd + DRAIN_SLACK_MS);
-    const targets = new Map<string, string>();
+    const { nodes, set } = this.#nodeSets.targets(this.#drainMs());
+    const targets = new Map<string, { target: string; keep: Set<string> }>();
     const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
-      const last = this.#nodeSets.syncedWith(objectKey(svc));
+      const key = objectKey(svc);
+      const last = this.#nodeSets.syncedWith(key);
       if (last === undefined || !this.#wants(svc) || svc.metadata?.deletionTimestamp) return false;
-      const target = this.#targetKey(svc, nodes, set);
-      targets.set(objectKey(svc), target);
-      return last !== target;
+      const selection = this.#selection(key, svc, nodes, set);
+      targets.set(key, selection);
+      return last !== selection.target;
     });
+    // A draining Node leaves the balancers once their health checks have had time to fail it.
+    this.#scheduleDrainEnd();
     // Shared work (server labels) follows the node set itself, whether or not a Service is stale:
     // after a restart or a run of failed syncs none may be, and the labels must not lag.
     // Only while some Service wants a load balancer: the first ensure labels the servers anyway.
@@ -306,14 +313,16 @@ class ServiceController implements Controller {
         stale.slice(i, i + limit).map(async (svc) => {
           const key = objectKey(svc);
           try {
+            const selection = targets.get(key)!;
             const result = await this.#lbs.updateLoadBalancer(
               this.#ctx.flags.clusterName,
               svc,
               nodes,
               signal,
+              keepOption(selection.keep),
             );
             this.#warn(svc, result?.warnings);
-            this.#nodeSets.synced(key, targets.get(key)!);
+            this.#nodeSets.synced(key, selection.target);
             // Events only for work done: a label-selector balancer or a missing one was not updated.
             if (result && result.updated === false) return;
             this.#recorder.event(
@@ -342,6 +351,12 @@ class ServiceController implements Controller {
     }
   }
 
+  /** A node sync once the next draining Node's period is over (none while nothing drains). */
+  #scheduleDrainEnd(): void {
+    const drainEnd = this.#nodeSets.nextDrainEnd(this.#drainMs());
+    if (drainEnd !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, drainEnd + DRAIN_SLACK_MS);
+  }
+
   /** Records warnings on the Service, or on the Node they name (where the official CCM puts them). */
   #warn(svc: Service, warnings: ProviderWarning[] | undefined): void {
     for (const w of warnings ?? []) {
@@ -364,6 +379,11 @@ class ServiceController implements Controller {
     for (const key of Object.keys(annotations)) this.#stateKeys.add(key);
     await patchAnnotations(this.#ctx.client, svc, annotations);
   }
+}
+
+/** The Nodes a balancer keeps while they drain, for the provider (nothing when none). */
+function keepOption(keep: Set<string>): TargetOptions | undefined {
+  return keep.size ? { keep } : undefined;
 }
 
 /** What makes a Service worth a sync: spec, annotations, deletion, identity. */

@@ -7,7 +7,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
 import { EXCLUDE_FROM_LB_LABEL } from "../kube/well_known.ts";
-import { Departures } from "./service_departures.ts";
+import { Departures, SelectionDepartures } from "./service_departures.ts";
 
 /** Upstream's label that keeps a Node out of every external load balancer. */
 export const EXCLUDE_LABEL = EXCLUDE_FROM_LB_LABEL;
@@ -28,6 +28,27 @@ export function eligibleNode(node: Node): boolean {
   // Upstream excludes the Node unless the label reads as Go's false.
   if (exclude !== undefined && parseGoBool(exclude) !== false) return false;
   return !(node.spec?.taints ?? []).some((t) => t.key === AUTOSCALER_TAINT);
+}
+
+/**
+ * When an ineligible Node started to leave, if its record says so and nothing else keeps it out:
+ * the autoscaler's taint carries the time it was set (Unix seconds, or `timeAdded`), a deletion its
+ * timestamp. A Node excluded by label may never have been a target, so it gets no time.
+ */
+export function leavingSince(node: Node): number | undefined {
+  const exclude = node.metadata?.labels?.[EXCLUDE_LABEL];
+  if (exclude !== undefined && parseGoBool(exclude) !== false) return undefined;
+  const times: number[] = [];
+  const deleted = Date.parse(node.metadata?.deletionTimestamp ?? "");
+  if (Number.isFinite(deleted)) times.push(deleted);
+  const taint = (node.spec?.taints ?? []).find((t) => t.key === AUTOSCALER_TAINT);
+  if (taint) {
+    const added = taint.timeAdded ? Date.parse(taint.timeAdded) : NaN;
+    const value = /^[0-9]{1,12}$/.test(taint.value ?? "") ? Number(taint.value) * 1000 : NaN;
+    const at = Number.isFinite(added) ? added : value;
+    if (Number.isFinite(at)) times.push(at);
+  }
+  return times.length ? Math.min(...times) : undefined;
 }
 
 /** A node set's identity: names with provider IDs, order-free. */
@@ -53,10 +74,12 @@ export class NodeSetMemory {
   readonly #syncedWith = new Map<string, string>();
   #sharedWorkFor?: string;
   readonly #departures: Departures;
+  readonly #selections: SelectionDepartures;
 
   constructor(listNodes: () => Node[], now: () => number = Date.now) {
     this.#listNodes = listNodes;
     this.#departures = new Departures(now);
+    this.#selections = new SelectionDepartures(now);
   }
 
   /** The eligible Nodes now. */
@@ -64,7 +87,7 @@ export class NodeSetMemory {
     if (!this.#eligible) {
       const all = this.#listNodes();
       const nodes = all.filter(eligibleNode);
-      this.#departures.observe(nodes, all);
+      this.#departures.observe(nodes, all, leavingSince);
       this.#eligible = { nodes, set: nodeSet(nodes) };
     }
     return this.#eligible;
@@ -82,9 +105,22 @@ export class NodeSetMemory {
     return { nodes, set: nodeSet(nodes) };
   }
 
+  /**
+   * The Nodes among `targets` the Service's balancer keeps although its own selection (`selected`
+   * names, undefined: all of `targets`) dropped them less than `drainMs` ago (service_departures.ts).
+   */
+  keep(serviceKey: string, selected: Set<string> | undefined, targets: Node[], drainMs: number): Set<string> {
+    if (drainMs <= 0) return new Set();
+    const present = new Set(targets.map((n) => n.metadata!.name!));
+    return this.#selections.observe(serviceKey, selected ?? present, present, drainMs);
+  }
+
   /** Milliseconds until a draining Node's `drainMs` are over; undefined: none is draining. */
   nextDrainEnd(drainMs: number): number | undefined {
-    return drainMs > 0 ? this.#departures.nextExpiry(drainMs) : undefined;
+    if (drainMs <= 0) return undefined;
+    const ends = [this.#departures.nextExpiry(drainMs), this.#selections.nextExpiry(drainMs)]
+      .filter((ms): ms is number => ms !== undefined);
+    return ends.length ? Math.min(...ends) : undefined;
   }
 
   /** A Node changed: the eligible set is recomputed at the next `eligible()`. */
@@ -105,6 +141,7 @@ export class NodeSetMemory {
   /** The Service is gone, its balancer deleted, or must be synced from scratch. */
   forget(serviceKey: string): void {
     this.#syncedWith.delete(serviceKey);
+    this.#selections.forget(serviceKey);
   }
 
   /** Whether the shared node work is still to be done for `set`. */

@@ -1,6 +1,6 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../testing/assert.ts";
-import { EXCLUDE_LABEL, NodeSetMemory } from "./service_nodes.ts";
+import { EXCLUDE_LABEL, leavingSince, NodeSetMemory } from "./service_nodes.ts";
 
 function node(name: string, labels: Record<string, string> = {}): Node {
   return {
@@ -33,4 +33,28 @@ Deno.test("node-set memory: the eligible set is listed once per Node change; syn
   assertEquals(memory.needsSharedWork(second.set), true, "a new set needs the shared work again");
   memory.forget("default/web");
   assertEquals(memory.syncedWith("default/web"), undefined);
+});
+
+Deno.test("leaving since: the autoscaler's taint (value or timeAdded) and a deletion tell when; an exclude label tells nothing", () => {
+  const taint = (value?: string, timeAdded?: string) => ({
+    ...node("x"),
+    spec: { taints: [{ key: "ToBeDeletedByClusterAutoscaler", value, timeAdded, effect: "NoSchedule" }] },
+  });
+  assertEquals(leavingSince(taint("1700000000")), 1_700_000_000_000);
+  assertEquals(leavingSince(taint("soon")), undefined, "not a time");
+  assertEquals(leavingSince(taint("", "2026-11-26T01:00:00Z")), Date.parse("2026-11-26T01:00:00Z"));
+  const deleted = {
+    ...taint("1700000000"),
+    metadata: { name: "x", deletionTimestamp: "2023-11-14T22:00:00Z" },
+  };
+  assertEquals(leavingSince(deleted), Date.parse("2023-11-14T22:00:00Z"), "the earlier of the two");
+  assertEquals(
+    leavingSince({ ...taint("1700000000"), metadata: { name: "x", labels: { [EXCLUDE_LABEL]: "true" } } }),
+    undefined,
+  );
+  assertEquals(
+    leavingSince({ ...taint("1700000000"), metadata: { name: "x", labels: { [EXCLUDE_LABEL]: "false" } } }),
+    1_700_000_000_000,
+  );
+  assertEquals(leavingSince(node("y")), undefined);
 });

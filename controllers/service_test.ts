@@ -203,3 +203,87 @@ Deno.test("service controller (fake provider, drainPeriodMs): a Node that leaves
     assert(updates === 1 || updates === 2, `${updates} updates`);
   });
 });
+
+Deno.test("service controller (fake provider, drainPeriodMs): a Node that stops matching a balancer's node selector stays its target for the period, only there", async () => {
+  const fake = new FakeProvider();
+  fake.drainMs = 1_500;
+  const t = newController(serviceController, fake);
+  for (const name of ["a", "b", "c"]) t.apiserver.seed("nodes", node(name, { pool: "web" }));
+  const selective = service("web");
+  (selective.metadata as Record<string, unknown>).annotations = { [FAKE_NODE_SELECTOR]: "pool=web" };
+  t.apiserver.seed("services", selective);
+  t.apiserver.seed("services", service("all"));
+  const hosts = (name: string) => fake.balancers.get(`default/${name}`)?.hosts;
+  await t.runWhile(async () => {
+    await eventually(() => hosts("web")?.length === 3 && hosts("all")?.length === 3, 5_000);
+    // c leaves the pool (a label), b comes back to it before the period is over.
+    await t.client.patch(NODES, "c", "merge", { metadata: { labels: { pool: "db" } } });
+    await t.client.patch(NODES, "b", "merge", { metadata: { labels: { pool: "db" } } });
+    await t.client.patch(NODES, "b", "merge", { metadata: { labels: { pool: "web" } } });
+    await new Promise((r) => setTimeout(r, 300));
+    assertEquals(hosts("web"), ["a", "b", "c"], "still targets while they drain");
+    // After the period c goes from the selective balancer; the other never lost it.
+    await eventually(() => hosts("web")?.length === 2, 5_000);
+    assertEquals(hosts("web"), ["a", "b"]);
+    assertEquals(hosts("all"), ["a", "b", "c"]);
+    // The Service's own selector changes: the Nodes it drops drain too.
+    await t.client.patch(SERVICES, "web", "merge", {
+      metadata: { annotations: { [FAKE_NODE_SELECTOR]: "pool=db" } },
+    }, {
+      namespace: "default",
+    });
+    await eventually(() => fake.callsOf("ensure-load-balancer").length >= 2, 5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    assertEquals(hosts("web"), ["a", "b", "c"], "a and b drain, c is selected");
+    await eventually(() => hosts("web")?.length === 1, 5_000);
+    assertEquals(hosts("web"), ["c"]);
+  });
+});
+
+Deno.test("service controller (fake provider): without draining a Node that stops matching the node selector goes at once (upstream)", async () => {
+  const fake = new FakeProvider();
+  const t = newController(serviceController, fake);
+  for (const name of ["a", "b"]) t.apiserver.seed("nodes", node(name, { pool: "web" }));
+  const selective = service("web");
+  (selective.metadata as Record<string, unknown>).annotations = { [FAKE_NODE_SELECTOR]: "pool=web" };
+  t.apiserver.seed("services", selective);
+  const hosts = () => fake.balancers.get("default/web")?.hosts;
+  await t.runWhile(async () => {
+    await eventually(() => hosts()?.length === 2, 5_000);
+    await t.client.patch(NODES, "b", "merge", { metadata: { labels: { pool: "db" } } });
+    await eventually(() => hosts()?.length === 1, 2_000);
+    assertEquals(hosts(), ["a"]);
+  });
+});
+
+Deno.test("service controller (fake provider, drainPeriodMs): after a restart a Node the autoscaler marked moments ago drains for the rest of its period; an excluded one is not added", async () => {
+  const fake = new FakeProvider();
+  fake.drainMs = 3_000;
+  const t = newController(serviceController, fake);
+  const marked = node("marked");
+  const since = Math.floor(Date.now() / 1000) - 1; // marked a second ago, while another process led
+  const taints = [{ key: "ToBeDeletedByClusterAutoscaler", value: String(since), effect: "NoSchedule" }];
+  Object.assign(marked, { spec: { providerID: "fake://marked", taints } });
+  const old = node("old-mark");
+  Object.assign(old, {
+    spec: {
+      providerID: "fake://old-mark",
+      taints: [{ key: "ToBeDeletedByClusterAutoscaler", value: String(since - 3600), effect: "NoSchedule" }],
+    },
+  });
+  const excluded = node("excluded", { "node.kubernetes.io/exclude-from-external-load-balancers": "true" });
+  Object.assign(excluded, { spec: { providerID: "fake://excluded", taints } });
+  for (const n of [node("a"), marked, old, excluded]) t.apiserver.seed("nodes", n);
+  t.apiserver.seed("services", service("web"));
+  const hosts = () => fake.balancers.get("default/web")?.hosts;
+  await t.runWhile(async () => {
+    await eventually(() => hosts() !== undefined, 5_000);
+    assertEquals(
+      hosts(),
+      ["a", "marked"],
+      "the one marked moments ago drains; an hour ago and excluded are out",
+    );
+    await eventually(() => hosts()?.length === 1, 5_000);
+    assertEquals(hosts(), ["a"]);
+  });
+});

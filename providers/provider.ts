@@ -163,6 +163,7 @@ export interface LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
+    targets?: TargetOptions,
   ): Promise<LoadBalancerResult>;
   /**
    * Updates only the targets after the node set changed. A missing balancer is not an error.
@@ -173,6 +174,7 @@ export interface LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
+    targets?: TargetOptions,
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
    * Deletes the balancer (or what the Service owns on it); succeeds when it is already gone. May
@@ -195,6 +197,17 @@ export interface LoadBalancers {
   readonly inventory?: LoadBalancerInventory;
 }
 
+/** What the controller says about a sync's Nodes beyond the list itself. */
+export interface TargetOptions {
+  /**
+   * Names of Nodes among `nodes` that the balancer keeps as targets although its own selection (a
+   * node selector, see {@link LoadBalancerNodeTargets.selected}) no longer admits them: they left
+   * it less than {@link LoadBalancerNodeTargets.drainPeriodMs} ago and are draining. Only given to
+   * providers with that capability.
+   */
+  keep?: ReadonlySet<string>;
+}
+
 /** See {@link LoadBalancers.nodeTargets}. */
 export interface LoadBalancerNodeTargets {
   /**
@@ -211,9 +224,10 @@ export interface LoadBalancerNodeTargets {
   sync(clusterName: string, nodes: Node[], signal?: AbortSignal): Promise<void>;
   /**
    * Optional: how long (ms) balancers keep a Node that left the eligible set (the exclude label, the
-   * autoscaler's taint, deletion) among their targets, so their health checks fail it and open
-   * connections finish before it goes. One period for all (balancers may share targets, as a label
-   * selector does), at most 10 minutes. 0 or absent: removed at once (upstream).
+   * autoscaler's taint, deletion) or a balancer's selection (`selected`) among their targets, so
+   * their health checks fail it and open connections finish before it goes. One period for all
+   * (balancers may share targets, as a label selector does), at most 10 minutes. 0 or absent:
+   * removed at once (upstream).
    */
   drainPeriodMs?(): number;
 }

@@ -1,8 +1,9 @@
 /**
  * Graceful draining against a real kube-apiserver and the simulator: a Node the autoscaler marks for
  * removal stays a target of a draining balancer until its health check (kube-proxy's `/healthz`,
- * opted in) has had time to fail it, then goes with one write; a balancer that does not drain drops
- * it at once, as the official CCM does; nothing is called while no Node is leaving.
+ * opted in) has had time to fail it, then goes with one write; so does a Node that leaves a
+ * balancer's node selector, and one marked while no CCM ran (after the restart); a balancer that
+ * does not drain drops it at once, as the official CCM does; nothing is called while no Node leaves.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../testing/assert.ts";
@@ -40,16 +41,17 @@ Deno.test({
     const servers = [1, 2, 3].map((i) => sim.addServer({ name: `w${i}`, location: "fsn1" }));
     for (const i of [1, 2, 3]) await registerNode(client, `w${i}`);
     // The quickest check Hetzner allows, cluster-wide: 3 s interval, 1 s timeout, 1 retry: a 12 s period.
-    const ccm = await startCcm(
+    const env = {
+      HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true",
+      HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_INTERVAL: "3s",
+      HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_TIMEOUT: "1s",
+      HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "1",
+    };
+    let ccm = await startCcm(
       cluster,
       sim,
       ["--controllers=cloud-node,service", "--drift-repair-period=0"],
-      {
-        HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true",
-        HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_INTERVAL: "3s",
-        HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_TIMEOUT: "1s",
-        HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "1",
-      },
+      env,
     );
     try {
       await eventually(async () => (await client.list(NODES)).items.every((n) => n.spec?.providerID), 20_000);
@@ -100,6 +102,51 @@ Deno.test({
       // The balancers follow the cluster's target label: one write for the Node, draining or not.
       const writes = sim.audit.slice(marked).filter((e) => e.method !== "GET").map((e) => e.route);
       assertEquals(writes, ["PUT /servers/{id}"]);
+
+      // A node selector: w2 leaves the pool (a label) and drains from that balancer only.
+      for (const name of ["w1", "w2"]) {
+        await client.patch(NODES, name, "merge", { metadata: { labels: { pool: "web" } } });
+      }
+      await client.create(SERVICES, service("pooled", { [`${PREFIX}node-selector`]: "pool=web" }), {
+        namespace: "default",
+      });
+      const pool = [servers[0].id, servers[1].id].sort();
+      await eventually(() => targets("pooled").length === 2, 30_000);
+      const relabelled = sim.audit.length;
+      await client.patch(NODES, "w2", "merge", { metadata: { labels: { pool: "db" } } });
+      await new Promise((r) => setTimeout(r, 3_000));
+      assertEquals(targets("pooled"), pool, "w2 still a target 3 s later");
+      await eventually(() => targets("pooled").length === 1, 30_000);
+      assertEquals(targets("pooled"), [servers[0].id]);
+      assertEquals(targets("proxied"), pool, "the other balancers keep w2");
+      assertEquals(
+        sim.audit.slice(relabelled).filter((e) => e.method !== "GET").map((e) => e.route),
+        ["POST /load_balancers/{id}/actions/remove_target"],
+        "one write, when the period is over",
+      );
+
+      // A restart while a Node drains: the autoscaler marks w1 while no CCM runs; the new one
+      // reads the time from the taint and keeps w1 for the rest of the period instead of dropping it.
+      await ccm.stop();
+      await client.patch(NODES, "w1", "merge", {
+        spec: {
+          taints: [{
+            key: "ToBeDeletedByClusterAutoscaler",
+            effect: "NoSchedule",
+            value: String(Math.floor(Date.now() / 1000)),
+          }],
+        },
+      });
+      ccm = await startCcm(
+        cluster,
+        sim,
+        ["--controllers=cloud-node,service", "--drift-repair-period=0"],
+        env,
+      );
+      await new Promise((r) => setTimeout(r, 4_000));
+      assertEquals(targets("proxied"), pool, "w1 kept 4 s after the restart");
+      await eventually(() => targets("proxied").length === 1, 30_000);
+      assertEquals(targets("proxied"), [servers[1].id]);
     } finally {
       await ccm.stop();
       await s.finish();

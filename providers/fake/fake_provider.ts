@@ -146,10 +146,10 @@ export class FakeProvider implements CloudProvider {
     },
     getLoadBalancerName: (_cluster, service) =>
       `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32),
-    ensureLoadBalancer: async (cluster, service, nodes, signal) => {
+    ensureLoadBalancer: async (cluster, service, nodes, signal, targets) => {
       await this.#enter("ensure-load-balancer", serviceKey(service), signal);
       this.#fenced();
-      const selected = selectedBy(service, nodes);
+      const selected = selectedBy(service, nodes, targets?.keep);
       const existing = this.balancers.get(serviceKey(service));
       const balancer: FakeBalancer = {
         name: this.loadBalancers.getLoadBalancerName(cluster, service),
@@ -162,11 +162,11 @@ export class FakeProvider implements CloudProvider {
       this.balancers.set(balancer.service, balancer);
       return { ...structuredClone(balancer.status), warnings: structuredClone(this.ensureWarnings) };
     },
-    updateLoadBalancer: async (_cluster, service, nodes, signal) => {
+    updateLoadBalancer: async (_cluster, service, nodes, signal, targets) => {
       await this.#enter("update-load-balancer", serviceKey(service), signal);
       this.#fenced();
       const balancer = this.balancers.get(serviceKey(service));
-      if (balancer) balancer.hosts = selectedBy(service, nodes).map(nodeName).sort();
+      if (balancer) balancer.hosts = selectedBy(service, nodes, targets?.keep).map(nodeName).sort();
     },
     ensureLoadBalancerDeleted: async (_cluster, service, signal) => {
       await this.#enter("ensure-load-balancer-deleted", serviceKey(service), signal);
@@ -283,11 +283,11 @@ function nodeName(node: Node): string {
 }
 
 /** The Nodes the Service's balancer targets: those its {@link FAKE_NODE_SELECTOR} matches (or all). */
-function selectedBy(service: Service, nodes: Node[]): Node[] {
+function selectedBy(service: Service, nodes: Node[], keep?: ReadonlySet<string>): Node[] {
   const selector = service.metadata?.annotations?.[FAKE_NODE_SELECTOR];
   if (selector === undefined) return nodes;
   const [key, value = ""] = selector.split("=");
-  return nodes.filter((n) => n.metadata?.labels?.[key] === value);
+  return nodes.filter((n) => n.metadata?.labels?.[key] === value || keep?.has(nodeName(n)));
 }
 
 function serviceKey(service: Service): string {

@@ -154,17 +154,22 @@ export function serviceDiffers(desired: DesiredService, actual: ActualService): 
   return false;
 }
 
-/** Server IDs the Service's eligible Nodes map to, after the node selector. */
+/**
+ * Server IDs the Service's eligible Nodes map to, after the node selector; Nodes named in `keep`
+ * stay although it no longer admits them (they drain).
+ */
 export function desiredServerIds(
   nodes: Node[],
   spec: LoadBalancerSpec,
   robotEnabled = false,
+  keep?: ReadonlySet<string>,
 ): { ids: number[]; warnings: LbWarning[] } {
   const selector = spec.nodeSelector ? parseLabelSelector(spec.nodeSelector) : undefined;
   const ids = new Set<number>();
   const warnings: LbWarning[] = [];
   for (const node of nodes) {
-    if (selector && !selector.matches(node.metadata?.labels ?? {})) continue;
+    const kept = keep?.has(node.metadata?.name ?? "") ?? false;
+    if (selector && !kept && !selector.matches(node.metadata?.labels ?? {})) continue;
     const parsed = parseProviderId(node.spec?.providerID);
     if (parsed.kind === "cloud") ids.add(parsed.id);
     else if (parsed.kind !== "none" && !(parsed.kind === "robot" && robotEnabled)) {

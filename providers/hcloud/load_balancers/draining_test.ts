@@ -1,9 +1,10 @@
-import type { Service } from "kubernetes-types/core/v1.d.ts";
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../../testing/assert.ts";
 import type { LoadBalancerDefaults } from "../config.ts";
 import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../names.ts";
 import { parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
-import { desiredServices, KUBE_PROXY_HEALTH_PORT } from "./desired.ts";
+import { desiredServerIds, desiredServices, KUBE_PROXY_HEALTH_PORT } from "./desired.ts";
+import { selectedNodes } from "./targets.ts";
 import { DRAIN_MARGIN_MS, drainPeriodMs } from "./draining.ts";
 
 const DEFAULTS: LoadBalancerDefaults = {
@@ -55,4 +56,18 @@ Deno.test("kube-proxy health check: opt-in for Cluster traffic, never over expli
     healthCheckNodePort: 31000,
   });
   assertEquals(check(local).port, 31000);
+});
+
+Deno.test("draining: Nodes the controller keeps stay server targets although the node selector no longer admits them", () => {
+  const node = (name: string, id: number, pool: string): Node => ({
+    metadata: { name, labels: { pool } },
+    spec: { providerID: `hcloud://${id}` },
+  });
+  const nodes = [node("a", 1, "web"), node("b", 2, "db"), node("c", 3, "db")];
+  const { spec } = parse(svc({ [`${PREFIX}node-selector`]: "pool=web" }));
+  assertEquals(desiredServerIds(nodes, spec).ids, [1]);
+  assertEquals(desiredServerIds(nodes, spec, false, new Set(["b"])).ids, [1, 2]);
+  assertEquals(selectedNodes(nodes, spec, new Set(["b"])).map((n) => n.metadata?.name), ["a", "b"]);
+  // Kept names that are not among the Nodes given add nothing.
+  assertEquals(desiredServerIds(nodes, spec, false, new Set(["gone"])).ids, [1]);
 });

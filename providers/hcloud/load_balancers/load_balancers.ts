@@ -18,6 +18,7 @@ import type {
   LoadBalancers,
   LoadBalancerStatus,
   ProviderWarning,
+  TargetOptions,
 } from "../../provider.ts";
 import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
@@ -143,6 +144,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
+    targets?: TargetOptions,
   ): Promise<LoadBalancerResult> {
     return await withSignal(signal, async () => {
       // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
@@ -160,7 +162,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
             '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
         }];
       try {
-        const result = await this.#ensure(cluster, service, nodes);
+        const result = await this.#ensure(cluster, service, nodes, targets?.keep);
         return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
       } catch (err) {
         const ports = invalid.size && stage >= HccmStage.Services ? unsupportedPorts(service) : [];
@@ -173,10 +175,15 @@ export class HcloudLoadBalancers implements LoadBalancers {
    * Syncs; a failure that leaves the Service without a balancer of its own (none found and none
    * made, or the name refused) is marked so, and the controller stops advertising old addresses.
    */
-  async #ensure(cluster: string, service: Service, nodes: Node[]): Promise<LoadBalancerResult> {
+  async #ensure(
+    cluster: string,
+    service: Service,
+    nodes: Node[],
+    keep: ReadonlySet<string> | undefined,
+  ): Promise<LoadBalancerResult> {
     const state = { lookedUp: false, found: false };
     try {
-      return await this.#ensureFound(cluster, service, nodes, state);
+      return await this.#ensureFound(cluster, service, nodes, keep, state);
     } catch (err) {
       throw state.lookedUp && !state.found ? ProviderError.with(err, { leftNoBalancer: true }) : err;
     }
@@ -186,6 +193,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     cluster: string,
     service: Service,
     nodes: Node[],
+    keep: ReadonlySet<string> | undefined,
     state: { lookedUp: boolean; found: boolean },
   ): Promise<LoadBalancerResult> {
     const spec = this.#spec(service);
@@ -204,8 +212,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
       : { ids: [], warnings: [] };
     warnings.push(...certificates.warnings);
     const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificates.ids);
-    const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
-    const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+    const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec, this.#robot.enabled, keep);
+    const robotTargets = await robotTargetIps(
+      selectedNodes(nodes, spec, keep),
+      spec.usePrivateIp,
+      this.#robot,
+    );
     warnings.push(...serviceWarnings, ...targetWarnings, ...robotTargets.warnings);
     let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
     state.lookedUp = true;
@@ -318,6 +330,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
+    targets?: TargetOptions,
   ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
     return await withSignal(signal, async () => {
       const spec = this.#spec(service);
@@ -344,8 +357,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
         .catch(
           ignoreRefused,
         );
-      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled);
-      const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
+      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled, targets?.keep);
+      const robotTargets = await robotTargetIps(
+        selectedNodes(nodes, spec, targets?.keep),
+        spec.usePrivateIp,
+        this.#robot,
+      );
       warnings.push(...robotTargets.warnings);
       if (!lb) return { warnings, updated: false };
       let changed = await this.#targets.servers(lb, ids, spec, warnings, nodes);

@@ -141,9 +141,12 @@ export function warnTooManyTargets(
   });
 }
 
-/** The Nodes the Service's `node-selector` admits (all without one). */
-export function selectedNodes(nodes: Node[], spec: LoadBalancerSpec): Node[] {
+/**
+ * The Nodes the Service's `node-selector` admits (all without one), and those named in `keep`
+ * (draining after they stopped matching).
+ */
+export function selectedNodes(nodes: Node[], spec: LoadBalancerSpec, keep?: ReadonlySet<string>): Node[] {
   if (!spec.nodeSelector) return nodes;
   const selector = parseLabelSelector(spec.nodeSelector);
-  return nodes.filter((n) => selector.matches(n.metadata?.labels ?? {}));
+  return nodes.filter((n) => selector.matches(n.metadata?.labels ?? {}) || keep?.has(n.metadata?.name ?? ""));
 }
