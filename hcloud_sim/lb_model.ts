@@ -96,12 +96,51 @@ export function addService(world: World, lb: LoadBalancer, service: Service): vo
       limits: [{ name: "services" }],
     });
   }
-  for (const id of service.http?.certificates ?? []) {
-    if (!world.certificates.has(id)) {
-      throw faults.invalid({ "http.certificates": [`certificate ${id} not found`] });
+  checkServiceSet(world, lb, [...lb.services, service]);
+  lb.services.push(service);
+}
+
+/** Replaces the service on `service.listen_port`, as update_service does. */
+export function replaceService(world: World, lb: LoadBalancer, index: number, service: Service): void {
+  const next = lb.services.map((s, i) => i === index ? service : s);
+  checkServiceSet(world, lb, next);
+  lb.services[index] = service;
+}
+
+/**
+ * What the API enforces across a balancer's services: certificates exist and fit the type's
+ * `max_assigned_certificates`; `redirect_http` only on https ("Only available if protocol is
+ * https"), and a redirect answers port 80, so no other service may listen there (the API's
+ * `source_port_already_used`, "port 80 is busy, redirect_http is enabled on another service", as
+ * the official CCM's users have reported it: HCCM #291, #916).
+ */
+function checkServiceSet(world: World, lb: LoadBalancer, services: Service[]): void {
+  const certificates = new Set<number>();
+  for (const service of services) {
+    for (const id of service.http?.certificates ?? []) {
+      if (!world.certificates.has(id)) {
+        throw faults.invalid({ "http.certificates": [`certificate ${id} not found`] });
+      }
+      certificates.add(id);
+    }
+    if (service.http?.redirect_http && service.protocol !== "https") {
+      throw faults.invalid({ "http.redirect_http": ["only available if protocol is https"] });
     }
   }
-  lb.services.push(service);
+  const max = lb.load_balancer_type.max_assigned_certificates;
+  if (max !== undefined && certificates.size > max) {
+    throw faults.code(403, "resource_limit_exceeded", "certificate limit of the load balancer type reached", {
+      limits: [{ name: "certificates" }],
+    });
+  }
+  const redirecting = services.some((s) => s.http?.redirect_http);
+  if (redirecting && services.some((s) => s.listen_port === 80)) {
+    throw faults.code(
+      422,
+      "source_port_already_used",
+      "port 80 is busy, redirect_http is enabled on another service",
+    );
+  }
 }
 
 /** Reads a target body (`add_target`, `remove_target`, `targets[i]`). */

@@ -13,6 +13,7 @@ import {
   readService,
   readTarget,
   renderLoadBalancer,
+  replaceService,
   sameTarget,
 } from "./lb_model.ts";
 import { actionReply, byId, listResponse, route, type SimRoute } from "./router.ts";
@@ -212,12 +213,12 @@ export function loadBalancerRoutes(): SimRoute[] {
       r.done();
       addService(world, lb, service);
     }),
-    act("update_service", (r, lb, _world, body) => {
+    act("update_service", (r, lb, world, body) => {
       const port = r.int("listen_port", { required: true });
       r.done();
       const index = lb.services.findIndex((s) => s.listen_port === port);
       if (index < 0) throw faults.notFound("service");
-      lb.services[index] = readService(r, body, lb.services[index]);
+      replaceService(world, lb, index, readService(r, body, lb.services[index]));
     }),
     act("delete_service", (r, lb) => {
       const port = r.int("listen_port", { required: true });

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
 import {
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
@@ -279,6 +280,61 @@ const CROSS: Record<string, string>[] = [
   { "http-status-codes": "200", "health-check-http-status-codes": "999" },
 ];
 
+/** The ports of every sample Service: per-port settings name them. */
+export const SAMPLE_PORTS: NonNullable<Service["spec"]>["ports"] = [
+  { name: "http", port: 80, protocol: "TCP" },
+  { name: "https", port: 443, protocol: "TCP" },
+  { name: "dns", port: 53, protocol: "UDP" },
+];
+
+const PP = "service.deno-ccm.io/port-";
+/**
+ * Per-port settings: each setting's values on port 443, with what the rules across settings need
+ * to pass (https and a certificate), so only the value decides; then names and ports.
+ */
+const PORT_VALUES: [string, string[], Record<string, string>][] = [
+  ["protocol", ["tcp", "http", "https", "HTTPS", "udp", "", " https"], { "http-certificates": "web" }],
+  ["http-certificates", ["web", "web, 17", "17", "", " , ", "\u00a0"], { [`${PP}443-protocol`]: "https" }],
+  ["certificate-type", ["uploaded", "managed", "Managed", "both", ""], {
+    [`${PP}443-protocol`]: "https",
+    "http-managed-certificate-domains": "example.com",
+  }],
+  ["http-redirect-http", BOOL, { [`${PP}443-protocol`]: "https", [`${PP}443-http-certificates`]: "web" }],
+  ["uses-proxyprotocol", BOOL, {}],
+  ["health-check-protocol", ["tcp", "http", "https", "TCP", "icmp", ""], {}],
+  ["health-check-port", ["1", "8080", "65535", "65536", "0", "0080", "-1", "http", ""], {}],
+  ["health-check-http-path", [
+    "/",
+    "/ready",
+    "ready",
+    "",
+    "/a b",
+    `/${"a".repeat(1023)}`,
+    `/${"a".repeat(1024)}`,
+  ], {}],
+  ["http-status-codes", ["200", "2??,301", " 200 , 3?? ", "", ",", "20x", "600", "200,,"], {}],
+];
+const PORT_NAMES: Record<string, string>[] = [
+  { [`${PP}443-protokol`]: "https" },
+  { [`${PP}0443-protocol`]: "tcp" },
+  { [`${PP}https-protocol`]: "tcp" },
+  { [`${PP}8443-protocol`]: "tcp" },
+  { [`${PP}53-protocol`]: "tcp" },
+  { [`${PP}70000-protocol`]: "tcp" },
+  { [`${PP}80-uses-proxyprotocol`]: "true" },
+];
+/** Rules across per-port settings: left to the CCM (it refuses them before any cloud call). */
+const PORT_LENIENT: AnnotationSample[] = ([
+  { [`${PP}443-http-certificates`]: "web" },
+  { [`${PP}443-protocol`]: "https" },
+  {
+    [`${PP}80-http-redirect-http`]: "true",
+    [`${PP}80-protocol`]: "https",
+    [`${PP}80-http-certificates`]: "w",
+  },
+  { [`${PP}443-health-check-protocol`]: "tcp", [`${PP}443-health-check-http-path`]: "/x" },
+] as Record<string, string>[]).map((annotations) => ({ annotations, lenient: "per-port combinations" }));
+
 /** Every sample: one per value of each annotation, the rules across annotations, and the exceptions. */
 export function annotationSamples(): AnnotationSample[] {
   return [
@@ -287,6 +343,11 @@ export function annotationSamples(): AnnotationSample[] {
     ),
     ...CROSS.map((annotations) => ({ annotations })),
     ...LENIENT,
+    ...PORT_VALUES.flatMap(([setting, values, context]) =>
+      values.map((v) => ({ annotations: { ...context, [`${PP}443-${setting}`]: v } }))
+    ),
+    ...PORT_NAMES.map((annotations) => ({ annotations })),
+    ...PORT_LENIENT,
   ];
 }
 
@@ -295,7 +356,10 @@ export function ccmVerdict(sample: AnnotationSample): { invalid: string[]; error
   const annotations = Object.fromEntries(
     Object.entries(sample.annotations).map(([k, v]) => [k.includes("/") ? k : PREFIX + k, v]),
   );
-  const { invalid, errors } = parseLoadBalancerSpec({ metadata: { uid: "u", annotations } }, NO_DEFAULTS);
+  const { invalid, errors } = parseLoadBalancerSpec(
+    { metadata: { uid: "u", annotations }, spec: { type: "LoadBalancer", ports: SAMPLE_PORTS } },
+    NO_DEFAULTS,
+  );
   return {
     invalid: [...invalid].map((n) =>
       n === "labels" ? LB_LABELS_ANNOTATION : n.includes("/") ? n : PREFIX + n

@@ -13,7 +13,12 @@ import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { adminClient } from "../testing/ccm_harness.ts";
 import { ADMISSION_POLICY_API, renderChartText } from "../testing/helm.ts";
-import { type AnnotationSample, annotationSamples, ccmVerdict } from "../testing/annotation_samples.ts";
+import {
+  type AnnotationSample,
+  annotationSamples,
+  ccmVerdict,
+  SAMPLE_PORTS,
+} from "../testing/annotation_samples.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { PREFIX } from "../providers/hcloud/mod.ts";
 
@@ -24,7 +29,7 @@ function service(name: string, annotations: Record<string, string>, spec: Servic
     apiVersion: "v1",
     kind: "Service",
     metadata: { name, annotations },
-    spec: { type: "LoadBalancer", ports: [{ port: 80, name: "http" }], ...spec },
+    spec: { type: "LoadBalancer", ports: SAMPLE_PORTS, ...spec },
   };
 }
 

@@ -4,7 +4,6 @@
  * paginated list of this cluster's balancers, with a `LoadBalancerDrifted` Warning naming what changed;
  * a quiet period costs list pages only, and a balancer made outside Kubernetes is never touched.
  */
-import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
@@ -12,21 +11,11 @@ import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
 import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
+import { lbService } from "../testing/services.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 
-function service(name: string, annotations: Record<string, string> = {}): Service {
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name, namespace: "default", annotations: { [`${P}location`]: "fsn1", ...annotations } },
-    spec: {
-      type: "LoadBalancer",
-      selector: { app: name },
-      ports: [{ name: "http", port: 80, protocol: "TCP" }],
-    },
-  };
-}
+const service = (name: string, annotations: Record<string, string> = {}) => lbService(name, annotations);
 
 Deno.test({
   name: "drift repair: console changes to our balancers are reverted by one list; others are untouched",

@@ -1,7 +1,6 @@
 /**
  * The service controller against a real kube-apiserver and the simulator.
  */
-import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
@@ -12,6 +11,7 @@ import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { LB_FINALIZER } from "../controllers/mod.ts";
+import { lbService } from "../testing/services.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 const SEED = {
@@ -22,23 +22,7 @@ const SEED = {
   }],
 };
 
-function service(
-  name: string,
-  annotations: Record<string, string> = {},
-  extra: Partial<NonNullable<Service["spec"]>> = {},
-): Service {
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name, namespace: "default", annotations: { [`${P}location`]: "fsn1", ...annotations } },
-    spec: {
-      type: "LoadBalancer",
-      selector: { app: name },
-      ports: [{ name: "http", port: 80, protocol: "TCP" }],
-      ...extra,
-    },
-  };
-}
+const service = lbService;
 
 Deno.test({
   name: "service controller against a real apiserver and the simulator",

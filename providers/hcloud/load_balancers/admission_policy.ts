@@ -41,20 +41,23 @@ export const POLICY_EXCEPTIONS: Record<string, string> = {
     "apiserver cannot see: only the disable-public-network annotation is checked against a Primary IP",
   durations:
     "a duration beyond Go's limit (about 292 years) cannot be evaluated by CEL and is left to the CCM",
+  "per-port combinations":
+    "rules across per-port settings (a certificate needs https, a redirect needs port " +
+    "80, a path needs an HTTP check) are left to the CCM, which refuses them before any cloud call",
   "long values":
     `a node selector over ${4096} characters, or a list over ${8192}, is left to the CCM (CEL's ` +
     "cost limit)",
 };
 
 /** A quoted CEL string; raw, so a regular expression's backslashes pass unchanged. */
-function lit(text: string): string {
+export function lit(text: string): string {
   if (!text.includes("'")) return `r'${text}'`;
   if (!text.includes('"')) return `r"${text}"`;
   throw new Error(`no CEL raw string can hold ${text}`);
 }
 
 /** A JavaScript pattern as RE2 runs it: refuses what RE2 lacks instead of silently differing. */
-function re2(pattern: RegExp): string {
+export function re2(pattern: RegExp): string {
   const source = pattern.source;
   if (/\(\?[=!<]|\\[1-9]|\\k</.test(source) || pattern.flags.replace(/[gy]/g, "")) {
     throw new Error(`pattern ${source} uses what RE2 lacks (look-around, back-references, flags)`);
@@ -77,12 +80,12 @@ const unchanged = (name: string) =>
   `(${key(name)} in ${OLD}) == (${present(name)}) && (!(${present(name)}) || ${OLD}[${key(name)}] == ${
     value(name)
   })`;
-// A message may not hold a line break (the apiserver would drop it for the expression's text).
-const quoted = (v: string) =>
+/** CEL quoting value `v` for a message as the parser does; no line break (the apiserver would drop the message). */
+export const quoted = (v: string) =>
   `'"' + (${v}.size() > 64 ? ${v}.substring(0, 64) + '…' : ${v}).replace('\\n', '\\\\n').replace('\\r', '\\\\r') + '"'`;
 
 /** Checks of a value `v`: CEL that is true when the CCM accepts it. */
-const check = {
+export const check = {
   bool: (v: string) => `${v} in [${parseGoBoolSpellings().map((s) => `'${s}'`).join(", ")}]`,
   choice: (v: string, choices: readonly string[]) =>
     `${v}.lowerAscii() in [${choices.map((c) => `'${c}'`).join(", ")}]`,
@@ -105,7 +108,7 @@ const check = {
 };
 
 /** One validation: CEL over the annotations, and its message. */
-interface Validation {
+export interface Validation {
   expression: string;
   messageExpression: string;
   /** Shown if the message cannot be evaluated. */
@@ -136,7 +139,8 @@ function cross(names: readonly string[], ok: string, message: string): Validatio
   };
 }
 
-const says = (text: string) => lit(` ${text}`);
+/** A message's literal tail, after the value. */
+export const says = (text: string) => lit(` ${text}`);
 
 /** Every validation, in the table's order. */
 export function policyValidations(): Validation[] {

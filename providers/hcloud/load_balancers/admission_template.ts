@@ -7,10 +7,13 @@
 import { stringify } from "yaml";
 import { LB_ANNOTATION_PREFIX, LB_LABELS_ANNOTATION } from "../names.ts";
 import { policyValidations } from "./admission_policy.ts";
+import { CHANGED_PORT_KEYS, portValidations, TCP_PORTS } from "./port_policy.ts";
+import { PORT_ANNOTATION_PREFIX } from "./port_settings.ts";
 import { OUR_BOOLS } from "./annotation_rules.ts";
 
 /** The annotations the policy reads: the official CCM's prefix and ours. */
 const ANNOTATED = `object.metadata.annotations.exists(k, k.startsWith('${LB_ANNOTATION_PREFIX}') || ` +
+  `k.startsWith('${PORT_ANNOTATION_PREFIX}') || ` +
   `k in [${[LB_LABELS_ANNOTATION, ...OUR_BOOLS].map((k) => `'${k}'`).join(", ")}])`;
 
 /**
@@ -45,8 +48,11 @@ export function policyTemplate(): string {
         expression: "oldObject != null && oldObject.spec.type == 'LoadBalancer' ? " +
           "oldObject.metadata.?annotations.orValue({}) : {}",
       },
+      // Per-port settings (port_policy.ts): the keys a request adds or changes, and the TCP ports.
+      { name: "pp", expression: CHANGED_PORT_KEYS },
+      { name: "tcp", expression: TCP_PORTS },
     ],
-    validations: policyValidations(),
+    validations: [...policyValidations(), ...portValidations()],
   };
   const specYaml = stringify({ spec }, { lineWidth: 0 }).trimEnd().replace(
     "__CLASS__",

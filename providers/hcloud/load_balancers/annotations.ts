@@ -14,6 +14,8 @@ import { parseGoBool } from "../../../lib/go_bool.ts";
 import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, LB_ANNOTATION_PREFIX } from "../names.ts";
 import { userLabelsFor } from "./user_labels.ts";
 import { trimAscii } from "../../../lib/ascii_space.ts";
+import { quoteValue } from "../../../lib/quote_value.ts";
+import { parsePortSettings, type PortSettings } from "./port_settings.ts";
 import {
   type BOOLS,
   CHOICES,
@@ -91,12 +93,8 @@ export interface LoadBalancerSpec {
   labels: Record<string, string>;
   /** `Cluster` traffic health-checks kube-proxy's `/healthz` on 10256 (ours). */
   kubeProxyHealthCheck: boolean;
-}
-
-/** A value as events show it: escaped, and at most 64 characters. */
-function quote(value: string): string {
-  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value) +
-    (value.length > 64 ? ` (${value.length} characters)` : "");
+  /** Per-port settings (`service.deno-ccm.io/port-<port>-<setting>`, ours; port_settings.ts). */
+  ports: Map<number, PortSettings>;
 }
 
 /**
@@ -114,7 +112,7 @@ export function parseLoadBalancerSpec(
   // The value is quoted escaped and cut short: a 10 kB value or a NUL byte must not reach an event whole.
   const fail = (name: string, value: string, why: string) => {
     invalid.add(name);
-    errors.push(`annotation ${PREFIX}${name}: ${quote(value)} ${why}`);
+    errors.push(`annotation ${PREFIX}${name}: ${quoteValue(value)} ${why}`);
   };
   const bool = (name: (typeof BOOLS)[number], fallback?: boolean): boolean | undefined => {
     const v = raw(name);
@@ -182,7 +180,7 @@ export function parseLoadBalancerSpec(
     const parsed = parseGoBool(v);
     if (parsed !== undefined) return parsed;
     invalid.add(full);
-    errors.push(`annotation ${full}: ${quote(v)} is not a boolean (true or false)`);
+    errors.push(`annotation ${full}: ${quoteValue(v)} is not a boolean (true or false)`);
     return fallback;
   };
   const list = (n: string) => (raw(n) ?? "").split(",").map(trimAscii).filter(Boolean);
@@ -280,7 +278,12 @@ export function parseLoadBalancerSpec(
     attachTo: name("attach-to"),
     labels: {},
     kubeProxyHealthCheck: ours(KUBE_PROXY_HEALTH_CHECK_ANNOTATION, defaults.kubeProxyHealthCheck ?? false),
+    ports: new Map(),
   };
+  const perPort = parsePortSettings(service, spec);
+  spec.ports = perPort.ports;
+  errors.push(...perPort.errors);
+  for (const key of perPort.invalid) invalid.add(key);
   const user = userLabelsFor(annotations, defaults.labels ?? {});
   spec.labels = user.labels;
   if (user.errors.length) {

@@ -33,31 +33,72 @@ export class LbCertificates {
     private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
   ) {}
 
-  /** IDs for `spec` and warnings about them; creates the managed certificate when it does not exist yet. */
+  /**
+   * IDs for `spec`'s HTTPS services and warnings about them: the Service-wide certificates (when a
+   * port uses them, or a managed one is asked for: the official CCM makes it whatever the protocol)
+   * and each port's own (`port-<n>-http-certificates`, or its `certificate-type: managed`, which is
+   * the Service's managed certificate). Creates the managed certificate when it does not exist yet.
+   */
   async resolve(
     service: Service,
     spec: LoadBalancerSpec,
-  ): Promise<{ ids: number[]; warnings: ProviderWarning[] }> {
-    if (spec.certificateType === "managed") {
-      const certificate = await this.#managed(service, spec);
-      const warnings: ProviderWarning[] = [];
-      if (certificate.status?.issuance === "failed") {
-        warnings.push({
-          reason: "ManagedCertificateFailed",
-          message: `managed certificate "${certificate.name}" for ${certificate.domain_names.join(", ")} ` +
-            `could not be issued: ${certificate.status.error?.message ?? "no reason given"}`,
-        });
+  ): Promise<{ ids: number[]; byPort: Map<number, number[]>; warnings: ProviderWarning[] }> {
+    const warnings: ProviderWarning[] = [];
+    const byPort = new Map<number, number[]>();
+    let managed: number[] | undefined;
+    const managedIds = async () => managed ??= await this.#managedIds(service, spec, warnings);
+    for (const [port, own] of spec.ports) {
+      if ((own.protocol ?? spec.protocol) !== "https") continue;
+      if (own.certificates) {
+        const annotation = `service.deno-ccm.io/port-${port}-http-certificates`;
+        byPort.set(port, await this.#uploaded(service, own.certificates, annotation));
+      } else if (own.certificateType === "managed") byPort.set(port, await managedIds());
+    }
+    const wideUsed = (service.spec?.ports ?? []).some((p) =>
+      (p.protocol ?? "TCP") === "TCP" && !byPort.has(p.port) &&
+      (spec.ports.get(p.port)?.protocol ?? spec.protocol) === "https"
+    );
+    let ids: number[] = [];
+    if (spec.certificateType === "managed") ids = await managedIds();
+    else if (wideUsed) {
+      if (spec.certificates.length === 0) {
+        throw new TerminalError(
+          "protocol https needs the annotation load-balancer.hetzner.cloud/http-certificates (IDs or names)",
+        );
       }
-      return { ids: [certificate.id], warnings };
+      ids = await this.#uploaded(service, spec.certificates, `${LB_ANNOTATION_PREFIX}http-certificates`);
     }
-    if (spec.certificates.length === 0) {
-      throw new TerminalError(
-        "protocol https needs the annotation load-balancer.hetzner.cloud/http-certificates (IDs or names)",
-      );
+    return { ids, byPort, warnings };
+  }
+
+  /** Whether `spec` asks for any certificate at all (so `resolve` has work to do). */
+  static wanted(spec: LoadBalancerSpec): boolean {
+    return spec.protocol === "https" || spec.certificateType === "managed" ||
+      [...spec.ports.values()].some((p) => p.protocol === "https" || p.certificates || p.certificateType);
+  }
+
+  /** The Service's managed certificate (made when missing); a failed issuance is a warning. */
+  async #managedIds(
+    service: Service,
+    spec: LoadBalancerSpec,
+    warnings: ProviderWarning[],
+  ): Promise<number[]> {
+    const certificate = await this.#managed(service, spec);
+    if (certificate.status?.issuance === "failed") {
+      warnings.push({
+        reason: "ManagedCertificateFailed",
+        message: `managed certificate "${certificate.name}" for ${certificate.domain_names.join(", ")} ` +
+          `could not be issued: ${certificate.status.error?.message ?? "no reason given"}`,
+      });
     }
+    return [certificate.id];
+  }
+
+  /** Uploaded certificates by ID or name, as `annotation` names them; each must be the Service's to use. */
+  async #uploaded(service: Service, refs: string[], annotation: string): Promise<number[]> {
     const ids: number[] = [];
     const byId: number[] = [];
-    for (const ref of spec.certificates) {
+    for (const ref of refs) {
       if (/^\d+$/.test(ref)) {
         ids.push(Number(ref));
         byId.push(Number(ref));
@@ -67,15 +108,14 @@ export class LbCertificates {
       if (!found) {
         // Retried with backoff, as the official CCM does: uploading the certificate afterwards heals it.
         throw new Error(
-          `annotation load-balancer.hetzner.cloud/http-certificates: certificate "${ref}" not found ` +
-            "(retrying until it exists)",
+          `annotation ${annotation}: certificate "${ref}" not found (retrying until it exists)`,
         );
       }
       this.consent.check(service, found, `certificate "${ref}"`);
       ids.push(found.id);
     }
     await this.consent.checkCertificateIds(this.client, service, byId);
-    return { ids, warnings: [] };
+    return ids;
   }
 
   /**

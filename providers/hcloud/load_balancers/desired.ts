@@ -11,6 +11,7 @@ import type { Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
 import { parseProviderId } from "../provider_id.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
+import { redirectPort } from "./port_settings.ts";
 
 /** An LB service as we send it. */
 export interface DesiredService {
@@ -52,11 +53,17 @@ export function unsupportedPorts(service: Service): LbWarning[] {
 /** kube-proxy's health server (`--healthz-bind-address`, default `0.0.0.0:10256`). */
 export const KUBE_PROXY_HEALTH_PORT = 10256;
 
-/** The LB services for the Service's TCP ports; other protocols produce a warning. */
+/**
+ * The LB services for the Service's TCP ports; other protocols produce a warning. A port's own
+ * settings (`spec.ports`, port_settings.ts) win over the Service-wide ones; its certificates are in
+ * `portCertificateIds`, the Service-wide ones in `certificateIds`. Port 80 gets no service of its own
+ * when another port's HTTPS service redirects it.
+ */
 export function desiredServices(
   service: Service,
   spec: LoadBalancerSpec,
   certificateIds: number[],
+  portCertificateIds: Map<number, number[]> = new Map(),
 ): { services: DesiredService[]; warnings: LbWarning[] } {
   const warnings: LbWarning[] = unsupportedPorts(service);
   const services: DesiredService[] = [];
@@ -64,10 +71,14 @@ export function desiredServices(
   // Opt-in (ours): Cluster traffic asks kube-proxy, which fails on a Node that is leaving (KEP-3836);
   // not the default, as a cluster without kube-proxy (Cilium, say) would lose every target.
   const kubeProxy = !local && spec.kubeProxyHealthCheck;
+  const redirecting = redirectPort(spec.ports) !== undefined;
   for (const port of service.spec?.ports ?? []) {
     if ((port.protocol ?? "TCP") !== "TCP") continue;
     if (!port.nodePort) continue; // allocateLoadBalancerNodePorts=false: nothing to target
-    const hc = spec.healthCheck;
+    if (redirecting && port.port === 80) continue; // answered by the HTTPS service's redirect
+    const own = spec.ports.get(port.port);
+    const protocol = own?.protocol ?? spec.protocol;
+    const hc = { ...spec.healthCheck, ...definedOnly(own?.healthCheck ?? {}) };
     // As the official CCM: with any health-check setting but the protocol, the check speaks the
     // service's protocol; with none, TCP. externalTrafficPolicy Local without settings asks
     // kube-proxy's health endpoint, so only nodes with endpoints get traffic.
@@ -77,7 +88,7 @@ export function desiredServices(
     const hcProxy = kubeProxy &&
       [hc.protocol, hc.port, hc.httpDomain, hc.httpPath, hc.httpValidateCertificate, hc.httpStatusCodes]
         .every((v) => v === undefined);
-    const hcProtocol = hc.protocol ?? (hcLocal || hcProxy ? "http" : configured ? spec.protocol : "tcp");
+    const hcProtocol = hc.protocol ?? (hcLocal || hcProxy ? "http" : configured ? protocol : "tcp");
     const health: DesiredService["health_check"] = {
       protocol: hcProtocol === "tcp" ? "tcp" : "http",
       port: hc.port ??
@@ -95,25 +106,33 @@ export function desiredServices(
       if (hc.httpStatusCodes) health.http.status_codes = hc.httpStatusCodes;
     }
     const desired: DesiredService = {
-      protocol: spec.protocol,
+      protocol,
       listen_port: port.port,
       destination_port: port.nodePort,
-      proxyprotocol: spec.proxyProtocol,
+      proxyprotocol: own?.proxyProtocol ?? spec.proxyProtocol,
       health_check: health,
     };
-    if (spec.protocol !== "tcp") {
+    if (protocol !== "tcp") {
       const http: NonNullable<DesiredService["http"]> = {};
       desired.http = http;
-      if (spec.redirectHttp !== undefined) http.redirect_http = spec.redirectHttp;
+      const redirect = own?.redirectHttp ?? spec.redirectHttp;
+      if (redirect !== undefined) http.redirect_http = redirect;
       if (spec.stickySessions !== undefined) http.sticky_sessions = spec.stickySessions;
       if (spec.cookieName !== undefined) desired.http.cookie_name = spec.cookieName;
       if (spec.cookieLifetimeSeconds !== undefined) desired.http.cookie_lifetime = spec.cookieLifetimeSeconds;
       if (spec.idleTimeoutSeconds !== undefined) desired.http.timeout_idle = spec.idleTimeoutSeconds;
-      if (spec.protocol === "https") desired.http.certificates = certificateIds;
+      if (protocol === "https") {
+        desired.http.certificates = portCertificateIds.get(port.port) ?? certificateIds;
+      }
     }
     services.push(desired);
   }
   return { services, warnings };
+}
+
+/** The entries whose value is set. */
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 type ActualService = Schemas["load_balancer_service"];

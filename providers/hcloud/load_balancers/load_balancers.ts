@@ -207,11 +207,16 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const warnings: ProviderWarning[] = [];
     await checkCatalog(this.#catalog, spec, warnings);
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
-    const certificates = spec.protocol === "https" || spec.certificateType === "managed"
+    const certificates = LbCertificates.wanted(spec)
       ? await this.#certificates.resolve(service, spec)
-      : { ids: [], warnings: [] };
+      : { ids: [], byPort: new Map(), warnings: [] };
     warnings.push(...certificates.warnings);
-    const { services, warnings: serviceWarnings } = desiredServices(service, spec, certificates.ids);
+    const { services, warnings: serviceWarnings } = desiredServices(
+      service,
+      spec,
+      certificates.ids,
+      certificates.byPort,
+    );
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec, this.#robot.enabled, keep);
     const robotTargets = await robotTargetIps(
       selectedNodes(nodes, spec, keep),
@@ -283,10 +288,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
     nodes: Node[],
   ): Promise<LoadBalancerResult> {
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
-    const certificates = spec.protocol === "https" || spec.certificateType === "managed"
+    const certificates = LbCertificates.wanted(spec)
       ? await this.#certificates.resolve(service, spec)
-      : { ids: [], warnings: [] };
-    const { services, warnings } = desiredServices(service, spec, certificates.ids);
+      : { ids: [], byPort: new Map(), warnings: [] };
+    const { services, warnings } = desiredServices(service, spec, certificates.ids, certificates.byPort);
     const fields = checkServiceFields(service, spec, services.length);
     const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
     return {

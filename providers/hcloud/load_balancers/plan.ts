@@ -109,7 +109,12 @@ export function planServices(lb: LB, desired: DesiredService[]): LbAction[] {
       actions.push({ kind: "delete_service", listenPort: actual.listen_port });
     }
   }
-  for (const want of desired) {
+  // A redirect holds port 80: the update that ends it goes before an add that may need the port.
+  const endsRedirect = (want: DesiredService) =>
+    (lb.services ?? []).some((s) => s.listen_port === want.listen_port && s.http?.redirect_http) &&
+    !want.http?.redirect_http;
+  const first = desired.filter(endsRedirect);
+  for (const want of [...first, ...desired.filter((d) => !first.includes(d))]) {
     const actual = (lb.services ?? []).find((s) => s.listen_port === want.listen_port);
     if (!actual) actions.push({ kind: "add_service", service: want });
     else if (serviceDiffers(want, actual)) actions.push({ kind: "update_service", service: want });

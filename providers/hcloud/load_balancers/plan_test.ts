@@ -103,6 +103,22 @@ Deno.test("lb plan: unwanted ports are deleted first, missing ones added, change
   assertEquals(planServices(current, [want(80, 30080), want(8080, 30808)]), [], "in step: nothing");
 });
 
+Deno.test("lb plan: the update that ends a redirect goes before the add of port 80 it holds", () => {
+  const tcp = (port: number) => ({
+    listen_port: port,
+    destination_port: 30000 + port,
+    protocol: "tcp" as const,
+    proxyprotocol: false,
+    health_check: { protocol: "tcp" as const, port: 30000 + port },
+  });
+  const redirecting = { ...tcp(443), protocol: "https", http: { redirect_http: true, certificates: [1] } };
+  const current = lb({ services: [redirecting] } as unknown as Partial<LB>);
+  const kinds = planServices(current, [tcp(80), tcp(443)]).map((a) =>
+    `${a.kind} ${"service" in a ? a.service.listen_port : ""}`
+  );
+  assertEquals(kinds, ["update_service 443", "add_service 80"]);
+});
+
 Deno.test("lb plan: a label-selector target replaces server targets add-first; Robot IP targets stay", () => {
   const current = lb({
     targets: [
