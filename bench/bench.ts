@@ -1,6 +1,6 @@
 /**
  * `deno task bench`: the CCM as its own process against a real kube-apiserver and the simulator
- * (API latency 50 ms, actions 1 s), in seven scenarios; writes bench/report.json, bench/report.md
+ * (API latency 50 ms, actions 1 s), in eight scenarios; writes bench/report.json, bench/report.md
  * and bench/convergence.svg.
  *
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
@@ -22,8 +22,18 @@ import { lbRollout } from "./lb_rollout.ts";
 import { churn } from "./churn.ts";
 import { robotMixScenario } from "./robot_mix.ts";
 import { drainScenario } from "./drain.ts";
+import { tlsSecretsScenario } from "./tls_secrets.ts";
 
-const SCENARIOS = ["burst_join", "steady_state", "lb_rollout", "churn", "faults", "robot_mix", "drain"];
+const SCENARIOS = [
+  "burst_join",
+  "steady_state",
+  "lb_rollout",
+  "churn",
+  "faults",
+  "robot_mix",
+  "drain",
+  "tls_secrets",
+];
 const { values } = parseArgs({
   args: Deno.args,
   options: {
@@ -44,8 +54,8 @@ const only = new Set(values.only!.split(","));
 const results: Record<string, ScenarioResult> = {};
 
 /** The benchmark's environment at this run's latency and action duration. */
-function environment(servers: number) {
-  return benchEnvironment(servers, { latencyMs: LATENCY, actionMs: ACTION });
+function environment(servers: number, env?: Record<string, string>) {
+  return benchEnvironment(servers, { latencyMs: LATENCY, actionMs: ACTION, env });
 }
 
 if (only.has("burst_join")) results.burst_join = await burstJoin(environment);
@@ -82,6 +92,8 @@ if (only.has("drain")) {
   console.log("drain: every Node replaced under load, graceful draining on and off ...");
   results.drain = await drainScenario();
 }
+
+if (only.has("tls_secrets")) results.tls_secrets = await tlsSecretsScenario(environment);
 
 const report = await writeReport(results, { latencyMs: LATENCY, actionMs: ACTION });
 console.log(JSON.stringify(report, null, 2));

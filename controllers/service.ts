@@ -17,13 +17,14 @@ import type { Controller, ControllerContext } from "./manager.ts";
 import { objectKey } from "../kube/informer.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
-import type { LoadBalancers, ProviderWarning, TargetOptions } from "../providers/provider.ts";
+import type { LoadBalancers, ProviderWarning, SyncOptions } from "../providers/provider.ts";
 import { leftNoBalancer, warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
 import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
+import { TlsSecretWatch } from "./service_secrets.ts";
 import { LB_FINALIZER } from "../kube/well_known.ts";
 import { failedCondition, readyCondition, statusPatch } from "./service_status.ts";
 import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./service_writes.ts";
@@ -64,6 +65,8 @@ class ServiceController implements Controller {
   /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
   readonly #stateKeys = new Set<string>();
   readonly #nodeSets = new NodeSetMemory(() => this.#ctx.informers.for(NODES).list());
+  /** The TLS Secrets balancers serve certificates from, when the provider can (service_secrets.ts). */
+  readonly #secrets?: TlsSecretWatch;
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers) {
     this.#ctx = ctx;
@@ -86,6 +89,15 @@ class ServiceController implements Controller {
     const enqueue = (svc: Service) => {
       if (this.#wants(svc) || hasFinalizer(svc)) this.#queue.add(objectKey(svc));
     };
+    if (lbs.tlsSecrets) {
+      const secrets = this.#secrets = new TlsSecretWatch(ctx.informers, lbs.tlsSecrets);
+      // A Secret that appears, changes or goes: the Services naming it are synced with its content.
+      secrets.onChange((namespace, name) => {
+        for (const svc of ctx.informers.for(SERVICES).list()) {
+          if (this.#wants(svc) && secrets.names(svc, namespace, name)) this.#queue.add(objectKey(svc));
+        }
+      });
+    }
     ctx.informers.for(SERVICES).addHandlers({
       onAdd: enqueue,
       onUpdate: (old, svc) => {
@@ -226,7 +238,11 @@ class ServiceController implements Controller {
     const selection = this.#selection(key, svc, nodes, set);
     let result;
     try {
-      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes, signal, keepOption(selection.keep));
+      const secrets = this.#secrets?.secretsOf(svc);
+      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes, signal, {
+        ...keepOption(selection.keep),
+        ...(secrets?.size ? { secrets } : {}),
+      });
     } catch (err) {
       if (signal.aborted) throw err; // cancelled, not failed: no event
       this.#warn(svc, [...warningsOf(err)]);
@@ -382,7 +398,7 @@ class ServiceController implements Controller {
 }
 
 /** The Nodes a balancer keeps while they drain, for the provider (nothing when none). */
-function keepOption(keep: Set<string>): TargetOptions | undefined {
+function keepOption(keep: Set<string>): SyncOptions | undefined {
   return keep.size ? { keep } : undefined;
 }
 

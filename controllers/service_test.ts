@@ -5,9 +5,14 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TerminalError } from "../kube/reconcile.ts";
 import { newController } from "../testing/controller_harness.ts";
-import { FAKE_NODE_SELECTOR, FakeProvider } from "../providers/fake/fake_provider.ts";
+import {
+  FAKE_NODE_SELECTOR,
+  FAKE_TLS_LABEL,
+  FAKE_TLS_SECRETS,
+  FakeProvider,
+} from "../providers/fake/fake_provider.ts";
 import { eventually } from "../testing/helpers.ts";
-import { NODES, SERVICES } from "../kube/resources.ts";
+import { NODES, SECRETS, SERVICES } from "../kube/resources.ts";
 import { serviceController } from "./service.ts";
 
 const node = (name: string, labels: Record<string, string> = {}) => ({
@@ -285,5 +290,53 @@ Deno.test("service controller (fake provider, drainPeriodMs): after a restart a 
     );
     await eventually(() => hosts()?.length === 1, 5_000);
     assertEquals(hosts(), ["a"]);
+  });
+});
+
+Deno.test("service controller (fake provider, tlsSecrets): only labelled Secrets are offered; a change syncs the Services naming them", async () => {
+  const fake = new FakeProvider();
+  const t = newController(serviceController, fake);
+  const [labelKey, labelValue] = FAKE_TLS_LABEL.split("=");
+  const secret = (name: string, labelled: boolean) => ({
+    metadata: { name, namespace: "default", labels: labelled ? { [labelKey]: labelValue } : {} },
+    type: "kubernetes.io/tls",
+    data: { "tls.crt": btoa("CERT"), "tls.key": btoa("KEY") },
+  });
+  t.apiserver.seed("nodes", node("a"));
+  t.apiserver.seed("secrets", secret("web-tls", true));
+  t.apiserver.seed("secrets", secret("other-tls", false));
+  const web = service("web");
+  (web.metadata as Record<string, unknown>).annotations = { [FAKE_TLS_SECRETS]: "web-tls, other-tls" };
+  t.apiserver.seed("services", web);
+  t.apiserver.seed("services", service("plain"));
+  const seen = () => fake.balancers.get("default/web")?.secrets;
+  await t.runWhile(async () => {
+    await eventually(() => seen() !== undefined, 5_000);
+    const first = seen()!;
+    assert(first["web-tls"] !== "missing", "the labelled Secret is offered");
+    assertEquals(first["other-tls"], "missing", "an unlabelled one is not (the owner's consent)");
+    assertEquals(fake.balancers.get("default/plain")?.secrets, {}, "a Service naming none gets none");
+    // A renewal (new content) syncs the Service naming it, not the other.
+    const ensures = () => fake.callsOf("ensure-load-balancer").length;
+    const before = ensures();
+    await t.client.patch(SECRETS, "web-tls", "merge", { data: { "tls.crt": btoa("RENEWED") } }, {
+      namespace: "default",
+    });
+    await eventually(() => seen()!["web-tls"] !== first["web-tls"], 5_000);
+    assertEquals(fake.callsOf("ensure-load-balancer").slice(before), ["ensure-load-balancer default/web"]);
+    // Labelling the other one offers it; deleting the first takes it away.
+    await t.client.patch(
+      SECRETS,
+      "other-tls",
+      "merge",
+      { metadata: { labels: { [labelKey]: labelValue } } },
+      {
+        namespace: "default",
+      },
+    );
+    await eventually(() => seen()!["other-tls"] !== "missing", 5_000);
+    await t.client.delete(SECRETS, "web-tls", { namespace: "default" });
+    await eventually(() => seen()!["web-tls"] === "missing", 5_000);
+    assert(ensures() <= before + 3, `${ensures() - before} ensures for three Secret changes`);
   });
 });

@@ -28,17 +28,21 @@ export class InformerFactory {
     this.#transforms = transforms;
   }
 
-  /** The shared informer of `type` (created on first use; started at once if the factory runs). */
-  for<T>(type: ResourceType<T>): Informer<T> {
-    const key = `${type.apiVersion}/${type.plural}`;
+  /**
+   * The shared informer of `type` (created on first use; started at once if the factory runs).
+   * `selected` narrows it to the objects a label selector picks (one informer per selector), with
+   * its own transform: for resources of which only a few concern the CCM (Secrets, say).
+   */
+  for<T>(
+    type: ResourceType<T>,
+    selected?: { labelSelector: string; transform?: (object: unknown) => unknown },
+  ): Informer<T> {
+    const key = `${type.apiVersion}/${type.plural}${selected ? `?${selected.labelSelector}` : ""}`;
     let informer = this.#informers.get(key) as Informer<T> | undefined;
     if (!informer) {
-      const transform = this.#transforms[type.plural];
-      informer = new Informer(
-        this.#client,
-        type,
-        transform ? { ...this.#defaults, transform } : this.#defaults,
-      );
+      const transform = selected ? selected.transform : this.#transforms[type.plural];
+      const options = { ...this.#defaults, ...(selected ? { labelSelector: selected.labelSelector } : {}) };
+      informer = new Informer(this.#client, type, transform ? { ...options, transform } : options);
       this.#informers.set(key, informer as Informer<unknown>);
       if (this.#signal) this.#runs.push(informer.run(this.#signal));
     }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Event, Namespace, Node, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Event, Namespace, Node, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.d.ts";
 
@@ -48,6 +48,13 @@ export const NAMESPACES: ResourceType<Namespace> = {
   kind: "Namespace",
   plural: "namespaces",
   namespaced: false,
+};
+/** Core v1 Secrets (the CCM reads only those labelled for it: controllers/service_secrets.ts). */
+export const SECRETS: ResourceType<Secret> = {
+  apiVersion: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
 };
 /** coordination.k8s.io/v1 Leases. */
 export const LEASES: ResourceType<Lease> = {

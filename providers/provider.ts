@@ -20,6 +20,8 @@
  */
 import type { Node, NodeAddress, Service, Taint } from "kubernetes-types/core/v1.d.ts";
 export { ProviderError, RetryAfterError, TerminalError, WrappedError } from "./errors.ts";
+import type { TlsSecret } from "./tls_secret.ts";
+export { TlsSecret } from "./tls_secret.ts";
 /** The Kubernetes types the contract passes (from `kubernetes-types`), for implementers. */
 export type { Node, NodeAddress, Service, Taint };
 
@@ -163,7 +165,7 @@ export interface LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
-    targets?: TargetOptions,
+    options?: SyncOptions,
   ): Promise<LoadBalancerResult>;
   /**
    * Updates only the targets after the node set changed. A missing balancer is not an error.
@@ -174,7 +176,7 @@ export interface LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
-    targets?: TargetOptions,
+    options?: SyncOptions,
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
    * Deletes the balancer (or what the Service owns on it); succeeds when it is already gone. May
@@ -195,10 +197,12 @@ export interface LoadBalancers {
    * or left behind outside the CCM are found without a call per Service.
    */
   readonly inventory?: LoadBalancerInventory;
+  /** Optional capability: certificates from the cluster's TLS Secrets (see {@link SyncOptions.secrets}). */
+  readonly tlsSecrets?: LoadBalancerTlsSecrets;
 }
 
-/** What the controller says about a sync's Nodes beyond the list itself. */
-export interface TargetOptions {
+/** What the controller hands a sync beyond the Service and the Nodes. */
+export interface SyncOptions {
   /**
    * Names of Nodes among `nodes` that the balancer keeps as targets although its own selection (a
    * node selector, see {@link LoadBalancerNodeTargets.selected}) no longer admits them: they left
@@ -206,6 +210,23 @@ export interface TargetOptions {
    * providers with that capability.
    */
   keep?: ReadonlySet<string>;
+  /**
+   * The TLS Secrets the Service names ({@link LoadBalancerTlsSecrets.referenced}), by name in its
+   * namespace: `undefined` for one that does not exist (or is not offered to the CCM). Only given to
+   * providers with that capability, and only to `ensureLoadBalancer`.
+   */
+  secrets?: ReadonlyMap<string, TlsSecret | undefined>;
+}
+
+/** See {@link LoadBalancers.tlsSecrets}. */
+export interface LoadBalancerTlsSecrets {
+  /** The names of the Secrets (in the Service's namespace) whose certificates its balancer serves. */
+  referenced(service: Service): string[];
+  /**
+   * The label a Secret must carry (`key=value`) to be offered: the Secret owner's consent, and what
+   * the controller's watch selects, so a cluster's other Secrets are neither read nor held.
+   */
+  readonly label: string;
 }
 
 /** See {@link LoadBalancers.nodeTargets}. */

@@ -288,6 +288,20 @@ export const SAMPLE_PORTS: NonNullable<Service["spec"]>["ports"] = [
 ];
 
 const PP = "service.deno-ccm.io/port-";
+const TLS = "service.deno-ccm.io/tls-secret";
+const SECRET_NAMES = [
+  "web-tls",
+  "a.b-c",
+  "0",
+  "Web",
+  "-x",
+  "x-",
+  "",
+  "a_b",
+  " web",
+  "x".repeat(253),
+  "x".repeat(254),
+];
 /**
  * Per-port settings: each setting's values on port 443, with what the rules across settings need
  * to pass (https and a certificate), so only the value decides; then names and ports.
@@ -313,6 +327,7 @@ const PORT_VALUES: [string, string[], Record<string, string>][] = [
     `/${"a".repeat(1024)}`,
   ], {}],
   ["http-status-codes", ["200", "2??,301", " 200 , 3?? ", "", ",", "20x", "600", "200,,"], {}],
+  ["tls-secret", SECRET_NAMES, { [`${PP}443-protocol`]: "https" }],
 ];
 const PORT_NAMES: Record<string, string>[] = [
   { [`${PP}443-protokol`]: "https" },
@@ -347,6 +362,14 @@ export function annotationSamples(): AnnotationSample[] {
       values.map((v) => ({ annotations: { ...context, [`${PP}443-${setting}`]: v } }))
     ),
     ...PORT_NAMES.map((annotations) => ({ annotations })),
+    ...SECRET_NAMES.map((v) => ({ annotations: { [TLS]: v } })),
+    ...[
+      { [TLS]: "web", "http-certificates": "c" },
+      { [TLS]: "web", "http-certificates": " , " },
+      { [TLS]: "web", "certificate-type": "managed", "http-managed-certificate-domains": "a.com" },
+      { [TLS]: "Web", "http-certificates": "c" },
+      { [TLS]: "web", [`${PP}443-protocol`]: "https", [`${PP}443-tls-secret`]: "api" },
+    ].map((annotations) => ({ annotations })),
     ...PORT_LENIENT,
   ];
 }
@@ -368,10 +391,14 @@ export function ccmVerdict(sample: AnnotationSample): { invalid: string[]; error
   };
 }
 
-/** No `HCLOUD_LOAD_BALANCERS_*` defaults: the apiserver cannot see the CCM's environment. */
+/**
+ * No `HCLOUD_LOAD_BALANCERS_*` defaults: the apiserver cannot see the CCM's environment. Reading TLS
+ * Secrets is on, so their names are judged by value (off, the CCM refuses them all: a listed exception).
+ */
 const NO_DEFAULTS: LoadBalancerDefaults = {
   enabled: true,
   disablePrivateIngress: false,
   usePrivateIp: false,
   disableIpv6: false,
+  tlsSecrets: true,
 };

@@ -69,7 +69,7 @@ function merge(target: unknown, patch: unknown, strategic: boolean): unknown {
 export class MemoryApiserver implements KubeTransport {
   /** Objects by `plural` → `namespace/name`. */
   readonly #store = new Map<string, Map<string, Obj>>();
-  readonly #watchers = new Set<{ plural: string; namespace?: string; push: (line: string) => void }>();
+  readonly #watchers = new Set<Watcher>();
   #rv = 1;
   #uid = 1;
   /** Every request as `VERB /path`, in order. */
@@ -98,14 +98,21 @@ export class MemoryApiserver implements KubeTransport {
     const body = request.body ? JSON.parse(request.body) : undefined;
     switch (request.method) {
       case "GET": {
-        if (request.query?.get("watch") === "true") return Promise.resolve(this.#watch(p, request.signal));
+        if (request.query?.get("watch") === "true") {
+          return Promise.resolve(
+            this.#watch(p, labelMatcher(request.query?.get("labelSelector")), request.signal),
+          );
+        }
         if (p.name) {
           const found = items.get(key);
           return Promise.resolve(
             found ? Response.json(found) : status(404, "NotFound", `${p.plural} "${p.name}" not found`),
           );
         }
-        const list = [...items.values()].filter((o) => !p.namespace || o.metadata.namespace === p.namespace);
+        const selector = labelMatcher(request.query?.get("labelSelector"));
+        const list = [...items.values()].filter((o) =>
+          (!p.namespace || o.metadata.namespace === p.namespace) && selector(o)
+        );
         return Promise.resolve(
           Response.json({ items: list, metadata: { resourceVersion: String(this.#rv) } }),
         );
@@ -159,26 +166,34 @@ export class MemoryApiserver implements KubeTransport {
     (obj.metadata as { creationTimestamp?: string }).creationTimestamp ??= new Date().toISOString();
     let items = this.#store.get(plural);
     if (!items) this.#store.set(plural, items = new Map());
-    items.set(`${obj.metadata.namespace ?? ""}/${obj.metadata.name}`, obj);
-    this.#notify(plural, type, obj);
+    const key = `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
+    const previous = items.get(key);
+    items.set(key, obj);
+    this.#notify(plural, type, obj, previous);
     return structuredClone(obj);
   }
 
-  #notify(plural: string, type: string, obj: Obj): void {
+  #notify(plural: string, type: string, obj: Obj, previous?: Obj): void {
     for (const w of this.#watchers) {
       if (w.plural !== plural || (w.namespace && w.namespace !== obj.metadata.namespace)) continue;
-      w.push(JSON.stringify({ type, object: obj }) + "\n");
+      // As the apiserver: an object that stops matching a watch's selector is DELETED for it.
+      const matches = w.selector(obj);
+      const matched = previous !== undefined && w.selector(previous);
+      if (!matches && !(type === "MODIFIED" && matched)) continue;
+      const shown = !matches ? "DELETED" : type === "MODIFIED" && !matched ? "ADDED" : type;
+      w.push(JSON.stringify({ type: shown, object: obj }) + "\n");
     }
   }
 
-  #watch(p: Parsed, signal?: AbortSignal): Response {
+  #watch(p: Parsed, selector: (o: Obj) => boolean, signal?: AbortSignal): Response {
     const encoder = new TextEncoder();
-    let watcher: { plural: string; namespace?: string; push: (line: string) => void };
+    let watcher: Watcher;
     const stream = new ReadableStream<Uint8Array>({
       start: (controller) => {
         watcher = {
           plural: p.plural,
           namespace: p.namespace,
+          selector,
           push: (line) => {
             try {
               if (line === "") controller.close();
@@ -200,4 +215,22 @@ export class MemoryApiserver implements KubeTransport {
     });
     return new Response(stream, { headers: { "content-type": "application/json" } });
   }
+}
+
+/** A watch: what it covers and where its events go. */
+interface Watcher {
+  plural: string;
+  namespace?: string;
+  selector: (o: Obj) => boolean;
+  push: (line: string) => void;
+}
+
+/** Equality label selectors (`a=b,c=d`, what the CCM sends); absent: everything. */
+function labelMatcher(selector: string | null | undefined): (o: Obj) => boolean {
+  if (!selector) return () => true;
+  const pairs = selector.split(",").map((p) => p.split("=") as [string, string]);
+  return (o) => {
+    const labels = (o.metadata as { labels?: Record<string, string> }).labels ?? {};
+    return pairs.every(([k, v]) => labels[k] === v);
+  };
 }

@@ -131,6 +131,10 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
   "single-replica-values.yaml": (o) => {
     assert(container(o).args.includes("--leader-elect=false"), "one replica: no leader election");
     assertEquals(byKind(o, "PodDisruptionBudget").length, 0);
+    assert(
+      !one(o, "ClusterRole").rules.some((r: Rendered) => r.resources.includes("secrets")),
+      "no access to Secrets unless tlsSecrets.enabled",
+    );
   },
   "official-example-prod-values.yaml": (o) => {
     const d = one(o, "Deployment");
@@ -174,6 +178,9 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
       "robot.enabled sets ROBOT_ENABLED",
     );
     assert(env.some((e) => e.name === "ROBOT_PASSWORD"), "the Robot credentials come from the Secret");
+    assertEquals(env.find((e) => e.name === "HCLOUD_LOAD_BALANCERS_TLS_SECRETS")?.value, "true");
+    const secretsRule = one(o, "ClusterRole").rules.find((r: Rendered) => r.resources.includes("secrets"));
+    assertEquals(secretsRule?.verbs, ["get", "list", "watch"], "tlsSecrets.enabled grants reading Secrets");
     const rule = one(o, "PrometheusRule");
     const budget = rule.spec.groups[0].rules.find((r: Rendered) => r.alert === "DenoCcmCloudApiBudgetLow");
     assertEquals(budget.expr, "min(hcloud_api_ratelimit_remaining) < 500");

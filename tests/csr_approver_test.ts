@@ -16,7 +16,7 @@ import { KubeClient } from "../kube/client.ts";
 import { HttpTransport } from "../kube/transport.ts";
 import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
-import { renderChart } from "../testing/helm.ts";
+import { chartRoleConnection } from "../testing/rbac.ts";
 
 Deno.test({
   name: "csr approver: kubelet serving certificates approved against the cloud's record of each server",
@@ -71,22 +71,7 @@ Deno.test({
       await (await kubelet(as)).create(CERTIFICATE_SIGNING_REQUESTS, servingCsr(name, pem, { usages }));
     };
     // The CCM runs with exactly the chart's ClusterRole (CSR approver on): least privilege, proven.
-    const role = (await renderChart({ set: ["csrApprover.enabled=true"] })).find((o) =>
-      o.kind === "ClusterRole"
-    )!;
-    role.metadata = { name: "deno-ccm-under-test" };
-    const binding = {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: "deno-ccm-under-test" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "deno-ccm-under-test" },
-      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "deno-ccm-under-test" }],
-    };
-    await cluster.kubectl(
-      ["apply", "-f", "-"],
-      JSON.stringify({ apiVersion: "v1", kind: "List", items: [role, binding] }),
-    );
-    const ccmIdentity = await cluster.userConnection("deno-ccm-under-test");
+    const ccmIdentity = await chartRoleConnection(cluster, ["csrApprover.enabled=true"]);
     const ccm = await startCcm(cluster, sim, ["--controllers=cloud-node,kubelet-serving-csr-approver"], {
       ROBOT_ENABLED: "true",
       ROBOT_USER: "robot-user",

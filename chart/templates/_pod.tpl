@@ -95,6 +95,10 @@ spec:
         - name: ROBOT_ENABLED
           value: "true"
         {{- end }}
+        {{- if .Values.tlsSecrets.enabled }}
+        - name: HCLOUD_LOAD_BALANCERS_TLS_SECRETS
+          value: "true"
+        {{- end }}
         {{- if not .Values.monitoring.enabled }}
         - name: HCLOUD_METRICS_ENABLED
           value: "false"

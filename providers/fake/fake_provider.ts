@@ -30,6 +30,10 @@ export interface FakeInstance extends InstanceMetadata {
  * label are its targets (the `nodeTargets` capability).
  */
 export const FAKE_NODE_SELECTOR = "fake.deno-ccm.io/node-selector";
+/** Comma-separated names of TLS Secrets the Service's balancer serves (the `tlsSecrets` capability). */
+export const FAKE_TLS_SECRETS = "fake.deno-ccm.io/tls-secrets";
+/** The label a Secret needs to be offered to the fake. */
+export const FAKE_TLS_LABEL = "fake.deno-ccm.io/tls=true";
 
 /** A balancer of the fake cloud. */
 export interface FakeBalancer {
@@ -41,6 +45,8 @@ export interface FakeBalancer {
   /** Node names it targets. */
   hosts: string[];
   ports: number[];
+  /** The TLS Secrets its last ensure was handed: name → resourceVersion (`missing` when absent). */
+  secrets: Record<string, string>;
 }
 
 /** Method names in the call log (upstream fake's vocabulary). */
@@ -146,10 +152,10 @@ export class FakeProvider implements CloudProvider {
     },
     getLoadBalancerName: (_cluster, service) =>
       `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32),
-    ensureLoadBalancer: async (cluster, service, nodes, signal, targets) => {
+    ensureLoadBalancer: async (cluster, service, nodes, signal, options) => {
       await this.#enter("ensure-load-balancer", serviceKey(service), signal);
       this.#fenced();
-      const selected = selectedBy(service, nodes, targets?.keep);
+      const selected = selectedBy(service, nodes, options?.keep);
       const existing = this.balancers.get(serviceKey(service));
       const balancer: FakeBalancer = {
         name: this.loadBalancers.getLoadBalancerName(cluster, service),
@@ -158,15 +164,18 @@ export class FakeProvider implements CloudProvider {
         status: existing?.status ?? { ingress: [{ ip: `192.0.2.${this.#nextIp++}`, ipMode: "VIP" }] },
         hosts: selected.map(nodeName).sort(),
         ports: (service.spec?.ports ?? []).map((p) => p.port),
+        secrets: Object.fromEntries(
+          [...options?.secrets ?? []].map(([n, s]) => [n, s?.version ?? "missing"]),
+        ),
       };
       this.balancers.set(balancer.service, balancer);
       return { ...structuredClone(balancer.status), warnings: structuredClone(this.ensureWarnings) };
     },
-    updateLoadBalancer: async (_cluster, service, nodes, signal, targets) => {
+    updateLoadBalancer: async (_cluster, service, nodes, signal, options) => {
       await this.#enter("update-load-balancer", serviceKey(service), signal);
       this.#fenced();
       const balancer = this.balancers.get(serviceKey(service));
-      if (balancer) balancer.hosts = selectedBy(service, nodes, targets?.keep).map(nodeName).sort();
+      if (balancer) balancer.hosts = selectedBy(service, nodes, options?.keep).map(nodeName).sort();
     },
     ensureLoadBalancerDeleted: async (_cluster, service, signal) => {
       await this.#enter("ensure-load-balancer-deleted", serviceKey(service), signal);
@@ -182,6 +191,13 @@ export class FakeProvider implements CloudProvider {
         await this.#enter("sync-nodes", nodes.map(nodeName).sort().join(","), signal);
       },
       drainPeriodMs: () => this.drainMs,
+    },
+    tlsSecrets: {
+      referenced: (service) =>
+        (service.metadata?.annotations?.[FAKE_TLS_SECRETS] ?? "").split(",").map((n) => n.trim()).filter(
+          Boolean,
+        ),
+      label: FAKE_TLS_LABEL,
     },
     inventory: {
       owners: async (expected, signal) => {

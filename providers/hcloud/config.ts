@@ -56,6 +56,12 @@ export interface LoadBalancerDefaults {
    * without health-check settings check kube-proxy's `/healthz` on port 10256 instead of the NodePort.
    */
   kubeProxyHealthCheck?: boolean;
+  /**
+   * `HCLOUD_LOAD_BALANCERS_TLS_SECRETS` (ours): Services may name `kubernetes.io/tls` Secrets (labelled
+   * for it) whose certificate the CCM uploads and keeps on their HTTPS ports (load_balancers/tls_secrets.ts).
+   * Needs read access to Secrets (the chart's `tlsSecrets.enabled`).
+   */
+  tlsSecrets?: boolean;
 }
 
 /** Everything the hcloud provider reads from the environment. */
@@ -291,6 +297,7 @@ export async function readHcloudConfig(
       labels: userLabels.labels,
       drainTargets: bool(`${lbPrefix}DRAIN_TARGETS`, false),
       kubeProxyHealthCheck: bool(`${lbPrefix}KUBE_PROXY_HEALTH_CHECK`, false),
+      tlsSecrets: bool(`${lbPrefix}TLS_SECRETS`, false),
     },
     robot,
   };

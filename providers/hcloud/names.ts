@@ -40,5 +40,9 @@ export const ADDRESS_OVERRIDES = {
 export const LB_LABELS_ANNOTATION = "service.deno-ccm.io/load-balancer-labels";
 /** Service annotation: health-check kube-proxy's `/healthz` (port 10256) for `Cluster` traffic (ours). */
 export const KUBE_PROXY_HEALTH_CHECK_ANNOTATION = "service.deno-ccm.io/health-check-kube-proxy";
+/** Ours: a `kubernetes.io/tls` Secret (in the Service's namespace) whose certificate https ports serve. */
+export const TLS_SECRET_ANNOTATION = "service.deno-ccm.io/tls-secret";
+/** The label a Secret needs before the CCM reads it: its owner's consent, and the watch's selector. */
+export const TLS_SECRET_LABEL = "deno-ccm.io/load-balancer-tls";
 /** Service annotation, written by the CCM: what the Service owns on a co-managed balancer (ours). */
 export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";

@@ -14,7 +14,7 @@
 import { parseGoBoolSpellings } from "../../../lib/go_bool.ts";
 import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
 import { KEY, VALUE } from "../../../lib/label_selector.ts";
-import { LB_ANNOTATION_PREFIX, LB_LABELS_ANNOTATION } from "../names.ts";
+import { LB_ANNOTATION_PREFIX, LB_LABELS_ANNOTATION, TLS_SECRET_ANNOTATION } from "../names.ts";
 import {
   BOOLS,
   CHOICES,
@@ -27,6 +27,7 @@ import {
   IPV4_CIDR,
   OUR_BOOLS,
   PATTERNS,
+  SECRET_NAME,
   STATUS_CODE,
   WHOLE_BALANCER,
 } from "./annotation_rules.ts";
@@ -41,6 +42,10 @@ export const POLICY_EXCEPTIONS: Record<string, string> = {
     "apiserver cannot see: only the disable-public-network annotation is checked against a Primary IP",
   durations:
     "a duration beyond Go's limit (about 292 years) cannot be evaluated by CEL and is left to the CCM",
+  "tls-secret":
+    "whether the operator lets the CCM read TLS Secrets (HCLOUD_LOAD_BALANCERS_TLS_SECRETS) is the " +
+    "CCM's environment, which the apiserver cannot see: the names are checked, the CCM refuses them when reading " +
+    "Secrets is off",
   "per-port combinations":
     "rules across per-port settings (a certificate needs https, a redirect needs port " +
     "80, a path needs an HTTP check) are left to the CCM, which refuses them before any cloud call",
@@ -234,6 +239,11 @@ export function policyValidations(): Validation[] {
       `is not at most ${MAX_SERVICE_LABELS} labels key=value with valid keys and values, none under hcloud-ccm/ or deno-ccm/`,
     ),
   ));
+  const tls = value(TLS_SECRET_ANNOTATION);
+  const secretName = `${tls}.size() <= ${SECRET_NAME.maxLength} && ${tls}.matches(${
+    re2(SECRET_NAME.pattern)
+  })`;
+  out.push(single(TLS_SECRET_ANNOTATION, secretName, says(`is not a valid ${SECRET_NAME.what}`)));
   // Rules across annotations, with the parser's messages.
   const managed = `${present("certificate-type")} && ${value("certificate-type")}.lowerAscii() == 'managed'`;
   out.push(cross(
@@ -244,6 +254,15 @@ export function policyValidations(): Validation[] {
     lit(
       `annotation ${LB_ANNOTATION_PREFIX}http-managed-certificate-domains is required with certificate-type managed`,
     ),
+  ));
+  const blank = lit(`^${ASCII_SPACE}*$`);
+  out.push(cross(
+    [TLS_SECRET_ANNOTATION, "http-certificates", "certificate-type"],
+    `!(${present(TLS_SECRET_ANNOTATION)}) || !(${secretName}) || (!(${present("http-certificates")} && ` +
+      `${value("http-certificates")}.split(',').exists(e, !e.matches(${blank}))) && !(${managed}))`,
+    `'annotation ${TLS_SECRET_ANNOTATION}: ' + ${quoted(tls)} + ${
+      says("contradicts load-balancer.hetzner.cloud/http-certificates or certificate-type managed (set one)")
+    }`,
   ));
   const whole = `[${WHOLE_BALANCER.map(key).join(", ")}]`;
   out.push(cross(

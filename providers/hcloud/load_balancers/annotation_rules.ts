@@ -28,6 +28,13 @@ export const BOOLS = [
 /** Our own boolean Service annotations, by full name (names.ts). */
 export const OUR_BOOLS = [KUBE_PROXY_HEALTH_CHECK_ANNOTATION] as const;
 
+/** A Secret's name (a DNS subdomain, as Kubernetes names Secrets). */
+export const SECRET_NAME = {
+  pattern: /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+  maxLength: 253,
+  what: "Secret name",
+};
+
 /** Annotations with a fixed set of values, compared case-insensitively. */
 export const CHOICES = {
   "algorithm-type": ["round_robin", "least_connections"],

@@ -11,7 +11,7 @@ import { parseDuration } from "../../../lib/duration.ts";
 import { parseCidr, parseIp } from "../../../lib/cidr.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
-import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, LB_ANNOTATION_PREFIX } from "../names.ts";
+import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../names.ts";
 import { userLabelsFor } from "./user_labels.ts";
 import { trimAscii } from "../../../lib/ascii_space.ts";
 import { quoteValue } from "../../../lib/quote_value.ts";
@@ -95,6 +95,8 @@ export interface LoadBalancerSpec {
   kubeProxyHealthCheck: boolean;
   /** Per-port settings (`service.deno-ccm.io/port-<port>-<setting>`, ours; port_settings.ts). */
   ports: Map<number, PortSettings>;
+  /** `service.deno-ccm.io/tls-secret` (ours): a TLS Secret whose certificate https ports serve. */
+  tlsSecret?: string;
 }
 
 /**
@@ -279,8 +281,9 @@ export function parseLoadBalancerSpec(
     labels: {},
     kubeProxyHealthCheck: ours(KUBE_PROXY_HEALTH_CHECK_ANNOTATION, defaults.kubeProxyHealthCheck ?? false),
     ports: new Map(),
+    tlsSecret: annotations[TLS_SECRET_ANNOTATION],
   };
-  const perPort = parsePortSettings(service, spec);
+  const perPort = parsePortSettings(service, spec, defaults.tlsSecrets ?? false);
   spec.ports = perPort.ports;
   errors.push(...perPort.errors);
   for (const key of perPort.invalid) invalid.add(key);

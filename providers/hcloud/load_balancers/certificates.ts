@@ -14,11 +14,12 @@ import { TerminalError } from "../../errors.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
-import type { ProviderWarning } from "../../provider.ts";
+import type { ProviderWarning, TlsSecret } from "../../provider.ts";
+import { TlsCertificates } from "./tls_secrets.ts";
 import { logger } from "../../../lib/log.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "./labels.ts";
-import { LB_ANNOTATION_PREFIX } from "../names.ts";
+import { LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../names.ts";
 type Certificate = Schemas["certificate"];
 
 /** Resolves the certificate IDs a Service's HTTPS services use. */
@@ -26,6 +27,7 @@ export class LbCertificates {
   /** Whether a Service UID exists in this cluster (set by the controller; unknown: assume it does). */
   serviceExists: (uid: string) => boolean = () => true;
   readonly #log = logger("hcloud");
+  #tls?: TlsCertificates;
 
   constructor(
     private readonly client: HcloudClient,
@@ -42,14 +44,22 @@ export class LbCertificates {
   async resolve(
     service: Service,
     spec: LoadBalancerSpec,
+    secrets?: ReadonlyMap<string, TlsSecret | undefined>,
+    clusterId?: string,
   ): Promise<{ ids: number[]; byPort: Map<number, number[]>; warnings: ProviderWarning[] }> {
     const warnings: ProviderWarning[] = [];
     const byPort = new Map<number, number[]>();
     let managed: number[] | undefined;
     const managedIds = async () => managed ??= await this.#managedIds(service, spec, warnings);
+    const namespace = service.metadata?.namespace ?? "default";
+    const fromSecret = async (name: string, annotation: string) => [
+      await this.tls.resolve(clusterId, `${namespace}/${name}`, secrets?.get(name), annotation, warnings),
+    ];
     for (const [port, own] of spec.ports) {
       if ((own.protocol ?? spec.protocol) !== "https") continue;
-      if (own.certificates) {
+      if (own.tlsSecret) {
+        byPort.set(port, await fromSecret(own.tlsSecret, `service.deno-ccm.io/port-${port}-tls-secret`));
+      } else if (own.certificates) {
         const annotation = `service.deno-ccm.io/port-${port}-http-certificates`;
         byPort.set(port, await this.#uploaded(service, own.certificates, annotation));
       } else if (own.certificateType === "managed") byPort.set(port, await managedIds());
@@ -60,6 +70,7 @@ export class LbCertificates {
     );
     let ids: number[] = [];
     if (spec.certificateType === "managed") ids = await managedIds();
+    else if (wideUsed && spec.tlsSecret) ids = await fromSecret(spec.tlsSecret, TLS_SECRET_ANNOTATION);
     else if (wideUsed) {
       if (spec.certificates.length === 0) {
         throw new TerminalError(
@@ -75,6 +86,11 @@ export class LbCertificates {
   static wanted(spec: LoadBalancerSpec): boolean {
     return spec.protocol === "https" || spec.certificateType === "managed" ||
       [...spec.ports.values()].some((p) => p.protocol === "https" || p.certificates || p.certificateType);
+  }
+
+  /** Certificates uploaded from TLS Secrets (tls_secrets.ts). */
+  get tls(): TlsCertificates {
+    return this.#tls ??= new TlsCertificates(this.client);
   }
 
   /** The Service's managed certificate (made when missing); a failed issuance is a warning. */

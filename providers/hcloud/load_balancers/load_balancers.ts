@@ -17,8 +17,9 @@ import type {
   LoadBalancerResult,
   LoadBalancers,
   LoadBalancerStatus,
+  LoadBalancerTlsSecrets,
   ProviderWarning,
-  TargetOptions,
+  SyncOptions,
 } from "../../provider.ts";
 import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
@@ -57,7 +58,8 @@ import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, own
 import { CoManagedBalancers, findCoManaged } from "./co_managed.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
-import { LB_ANNOTATION_PREFIX } from "../names.ts";
+import { LB_ANNOTATION_PREFIX, TLS_SECRET_LABEL } from "../names.ts";
+import { tlsSecretNames } from "./port_settings.ts";
 import { allUnhealthy, type BalancerHealth, balancerHealth, TargetHealthGauge } from "./target_health.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 
@@ -93,6 +95,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     drainPeriodMs: () => drainPeriodMs(this.#defaults),
   };
   /** One list of this cluster's balancers (its cluster label) answers each of these. */
+  /** Certificates from TLS Secrets, when the operator lets the CCM read them (tls_secrets.ts). */
+  readonly tlsSecrets?: LoadBalancerTlsSecrets;
   readonly inventory: LoadBalancerInventory = {
     owners: (expected, signal) => this.existingLoadBalancerOwners(expected, signal),
     drift: (signal) => this.checkDrift(signal),
@@ -117,6 +121,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
     this.#lookup = new LbLookup(ctx.client, () => this.#clusterId, this.#consent);
     this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#consent);
+    if (defaults.tlsSecrets) {
+      this.tlsSecrets = {
+        referenced: (service) => tlsSecretNames(parseLoadBalancerSpec(service, defaults).spec),
+        label: `${TLS_SECRET_LABEL}=true`,
+      };
+    }
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
@@ -144,7 +154,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
-    targets?: TargetOptions,
+    options?: SyncOptions,
   ): Promise<LoadBalancerResult> {
     return await withSignal(signal, async () => {
       // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
@@ -162,7 +172,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
             '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
         }];
       try {
-        const result = await this.#ensure(cluster, service, nodes, targets?.keep);
+        const result = await this.#ensure(cluster, service, nodes, options);
         return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
       } catch (err) {
         const ports = invalid.size && stage >= HccmStage.Services ? unsupportedPorts(service) : [];
@@ -179,11 +189,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
     cluster: string,
     service: Service,
     nodes: Node[],
-    keep: ReadonlySet<string> | undefined,
+    options: SyncOptions | undefined,
   ): Promise<LoadBalancerResult> {
     const state = { lookedUp: false, found: false };
     try {
-      return await this.#ensureFound(cluster, service, nodes, keep, state);
+      return await this.#ensureFound(cluster, service, nodes, options, state);
     } catch (err) {
       throw state.lookedUp && !state.found ? ProviderError.with(err, { leftNoBalancer: true }) : err;
     }
@@ -193,11 +203,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
     cluster: string,
     service: Service,
     nodes: Node[],
-    keep: ReadonlySet<string> | undefined,
+    options: SyncOptions | undefined,
     state: { lookedUp: boolean; found: boolean },
   ): Promise<LoadBalancerResult> {
+    const keep = options?.keep;
     const spec = this.#spec(service);
-    if (spec.attachTo) return await this.#ensureCoManaged(service, spec, nodes);
+    if (spec.attachTo) return await this.#ensureCoManaged(service, spec, nodes, options);
     // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
     const identity = spec.nodeSelector ? undefined : this.#clusterId;
     const selector = identity ? this.#labeler.selector(identity) : undefined;
@@ -208,7 +219,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     await checkCatalog(this.#catalog, spec, warnings);
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
     const certificates = LbCertificates.wanted(spec)
-      ? await this.#certificates.resolve(service, spec)
+      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
       : { ids: [], byPort: new Map(), warnings: [] };
     warnings.push(...certificates.warnings);
     const { services, warnings: serviceWarnings } = desiredServices(
@@ -278,6 +289,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
       targets: selector ? { selector } : { serverIds: ids },
       networkId: this.#network.id,
     });
+    // Certificates a renewed TLS Secret replaced are no longer on this balancer: delete them if unused.
+    await this.#certificates.tls.cleanUp(this.#clusterId);
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
@@ -286,14 +299,16 @@ export class HcloudLoadBalancers implements LoadBalancers {
     service: Service,
     spec: LoadBalancerSpec,
     nodes: Node[],
+    options: SyncOptions | undefined,
   ): Promise<LoadBalancerResult> {
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
     const certificates = LbCertificates.wanted(spec)
-      ? await this.#certificates.resolve(service, spec)
+      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
       : { ids: [], byPort: new Map(), warnings: [] };
     const { services, warnings } = desiredServices(service, spec, certificates.ids, certificates.byPort);
     const fields = checkServiceFields(service, spec, services.length);
     const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
+    await this.#certificates.tls.cleanUp(this.#clusterId);
     return {
       ...result,
       warnings: [...certificates.warnings, ...warnings, ...fields.warnings, ...result.warnings ?? []],
@@ -335,7 +350,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     service: Service,
     nodes: Node[],
     signal?: AbortSignal,
-    targets?: TargetOptions,
+    options?: SyncOptions,
   ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
     return await withSignal(signal, async () => {
       const spec = this.#spec(service);
@@ -362,9 +377,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
         .catch(
           ignoreRefused,
         );
-      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled, targets?.keep);
+      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled, options?.keep);
       const robotTargets = await robotTargetIps(
-        selectedNodes(nodes, spec, targets?.keep),
+        selectedNodes(nodes, spec, options?.keep),
         spec.usePrivateIp,
         this.#robot,
       );
@@ -472,11 +487,15 @@ export class HcloudLoadBalancers implements LoadBalancers {
           if (!(err instanceof CloudApiError && err.status === 404)) throw err;
         }
       }
-      // Managed certificates created for the Service go with its balancer (unless used elsewhere).
-      const managed = parseLoadBalancerSpec(service, this.#defaults).spec.certificateType === "managed";
-      if (managed || lb?.services.some((s) => s.protocol === "https")) {
+      // Managed certificates created for the Service go with its balancer (unless used elsewhere), and
+      // those uploaded from the TLS Secrets it named (unless another balancer uses them).
+      const spec = parseLoadBalancerSpec(service, this.#defaults).spec;
+      if (spec.certificateType === "managed" || lb?.services.some((s) => s.protocol === "https")) {
         await this.#certificates.deleteFor(service);
       }
+      const namespace = service.metadata?.namespace ?? "default";
+      const refs = tlsSecretNames(spec).map((name) => `${namespace}/${name}`);
+      if (refs.length) await this.#certificates.tls.sweep(this.#clusterId, refs);
     });
   }
 

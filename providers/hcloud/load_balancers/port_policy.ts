@@ -12,7 +12,7 @@
  * @module
  */
 import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
-import { CHOICES, INTEGERS, PATTERNS, STATUS_CODE } from "./annotation_rules.ts";
+import { CHOICES, INTEGERS, PATTERNS, SECRET_NAME, STATUS_CODE } from "./annotation_rules.ts";
 import { check, lit, quoted, re2, says, type Validation } from "./admission_policy.ts";
 import { PORT_ANNOTATION_PREFIX, PORT_SETTINGS, type PortSetting } from "./port_settings.ts";
 
@@ -67,6 +67,11 @@ function valueCheck(setting: PortSetting): { ok: (v: string) => string; why: str
         why: `is not a valid ${rule.what}`,
       };
     }
+    case "tls-secret":
+      return {
+        ok: (v) => `${v}.size() <= ${SECRET_NAME.maxLength} && ${v}.matches(${re2(SECRET_NAME.pattern)})`,
+        why: `is not a valid ${SECRET_NAME.what}`,
+      };
     case "http-status-codes":
       return {
         ok: (v) =>

@@ -18,7 +18,8 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
 import { trimAscii } from "../../../lib/ascii_space.ts";
 import { quoteValue } from "../../../lib/quote_value.ts";
-import { CHOICES, INTEGERS, PATTERNS, STATUS_CODE } from "./annotation_rules.ts";
+import { CHOICES, INTEGERS, PATTERNS, SECRET_NAME, STATUS_CODE } from "./annotation_rules.ts";
+import { TLS_SECRET_ANNOTATION } from "../names.ts";
 
 /** Every per-port annotation starts so: `service.deno-ccm.io/port-443-protocol`. */
 export const PORT_ANNOTATION_PREFIX = "service.deno-ccm.io/port-";
@@ -39,6 +40,7 @@ export const PORT_SETTINGS = [
   "health-check-port",
   "health-check-http-path",
   "http-status-codes",
+  "tls-secret",
 ] as const;
 /** One of {@link PORT_SETTINGS}. */
 export type PortSetting = (typeof PORT_SETTINGS)[number];
@@ -50,6 +52,8 @@ export interface PortSettings {
   certificates?: string[];
   /** `managed`: the Service's managed certificate (`http-managed-certificate-*`). */
   certificateType?: "uploaded" | "managed";
+  /** A TLS Secret in the Service's namespace (tls_secrets.ts). */
+  tlsSecret?: string;
   redirectHttp?: boolean;
   proxyProtocol?: boolean;
   healthCheck: {
@@ -69,6 +73,8 @@ export interface ServiceWide {
   redirectHttp?: boolean;
   /** `attach-to`: the balancer is shared with what its maker put there. */
   attachTo?: string;
+  /** `service.deno-ccm.io/tls-secret`. */
+  tlsSecret?: string;
 }
 
 /** The per-port settings by port, and every problem (annotation and value named). */
@@ -80,7 +86,11 @@ export interface ParsedPorts {
 }
 
 /** Reads and checks the Service's per-port annotations against its ports and the Service-wide ones. */
-export function parsePortSettings(service: Service, wide: ServiceWide): ParsedPorts {
+export function parsePortSettings(
+  service: Service,
+  wide: ServiceWide,
+  tlsSecretsEnabled = false,
+): ParsedPorts {
   const errors: string[] = [];
   const invalid = new Set<string>();
   const ports = new Map<number, PortSettings>();
@@ -114,6 +124,7 @@ export function parsePortSettings(service: Service, wide: ServiceWide): ParsedPo
     readSetting(s, setting!, value, (why) => fail(key, value, why));
   }
   checkAcross(ports, tcpPorts, wide, fail, service.metadata?.annotations ?? {});
+  checkTlsSecrets(ports, wide, tlsSecretsEnabled, fail);
   return { ports, errors, invalid };
 }
 
@@ -170,6 +181,11 @@ function readSetting(
       } else s.healthCheck.httpPath = value;
       return;
     }
+    case "tls-secret":
+      if (!SECRET_NAME.pattern.test(value) || value.length > SECRET_NAME.maxLength) {
+        fail(`is not a valid ${SECRET_NAME.what}`);
+      } else s.tlsSecret = value;
+      return;
     case "http-status-codes": {
       const codes = list();
       const bad = codes.find((c) => !STATUS_CODE.test(c));
@@ -195,8 +211,12 @@ function checkAcross(
   const redirects: number[] = [];
   for (const [port, s] of ports) {
     const protocol = s.protocol ?? wide.protocol;
-    for (const setting of ["http-certificates", "certificate-type"] as const) {
-      const given = setting === "http-certificates" ? s.certificates : s.certificateType;
+    for (const setting of ["http-certificates", "certificate-type", "tls-secret"] as const) {
+      const given = setting === "http-certificates"
+        ? s.certificates
+        : setting === "tls-secret"
+        ? s.tlsSecret
+        : s.certificateType;
       if (given !== undefined && protocol !== "https") {
         fail(...said(port, setting), `needs protocol https on port ${port}, which speaks ${protocol}`);
       }
@@ -213,16 +233,18 @@ function checkAcross(
         "needs load-balancer.hetzner.cloud/http-managed-certificate-domains (the Service's managed certificate)",
       );
     }
-    const serviceCertificates = wide.certificateType === "managed" || wide.certificates.length > 0;
-    if (
-      s.protocol === "https" && !s.certificates && s.certificateType === undefined && !serviceCertificates
-    ) {
+    const serviceCertificates = wide.certificateType === "managed" || wide.certificates.length > 0 ||
+      wide.tlsSecret !== undefined;
+    const own = s.certificates !== undefined || s.certificateType !== undefined || s.tlsSecret !== undefined;
+    if (s.tlsSecret !== undefined && (s.certificates !== undefined || s.certificateType !== undefined)) {
+      fail(...said(port, "tls-secret"), `contradicts port ${port}'s other certificate settings (set one)`);
+    }
+    if (s.protocol === "https" && !own && !serviceCertificates) {
       fail(
         ...said(port, "protocol"),
         `names no certificate for port ${port}: set ${portAnnotation(port, "http-certificates")}, ` +
-          `${
-            portAnnotation(port, "certificate-type")
-          }: managed, or load-balancer.hetzner.cloud/http-certificates`,
+          `${portAnnotation(port, "tls-secret")}, ${portAnnotation(port, "certificate-type")}: managed, ` +
+          "or load-balancer.hetzner.cloud/http-certificates",
       );
     }
     if (s.healthCheck.protocol === "tcp" && (s.healthCheck.httpPath || s.healthCheck.httpStatusCodes)) {
@@ -267,6 +289,49 @@ function checkAcross(
   if (redirects.length > 1) {
     fail(...said(redirects[1], "http-redirect-http"), `port ${redirects[0]} redirects port 80 already`);
   }
+}
+
+/**
+ * TLS Secrets: a valid name, only when the operator enabled reading them, and the Service-wide one
+ * not beside the official CCM's certificate annotations (one source of certificates per port).
+ */
+function checkTlsSecrets(
+  ports: Map<number, PortSettings>,
+  wide: ServiceWide,
+  enabled: boolean,
+  fail: (key: string, value: string, why: string) => void,
+): void {
+  const named: [string, string][] = [...ports].filter(([, s]) => s.tlsSecret !== undefined)
+    .map(([port, s]) => [portAnnotation(port, "tls-secret"), s.tlsSecret!]);
+  if (wide.tlsSecret !== undefined) {
+    named.push([TLS_SECRET_ANNOTATION, wide.tlsSecret]);
+    if (!SECRET_NAME.pattern.test(wide.tlsSecret) || wide.tlsSecret.length > SECRET_NAME.maxLength) {
+      fail(TLS_SECRET_ANNOTATION, wide.tlsSecret, `is not a valid ${SECRET_NAME.what}`);
+    } else if (wide.certificates.length || wide.certificateType === "managed") {
+      fail(
+        TLS_SECRET_ANNOTATION,
+        wide.tlsSecret,
+        "contradicts load-balancer.hetzner.cloud/http-certificates or certificate-type managed (set one)",
+      );
+    }
+  }
+  if (enabled) return;
+  for (const [key, value] of named) {
+    fail(
+      key,
+      value,
+      "needs the operator to let the CCM read TLS Secrets (HCLOUD_LOAD_BALANCERS_TLS_SECRETS=true; chart: " +
+        "tlsSecrets.enabled)",
+    );
+  }
+}
+
+/** Names of the TLS Secrets `spec` takes certificates from (valid names only), Service-wide and per port. */
+export function tlsSecretNames(spec: { ports: Map<number, PortSettings>; tlsSecret?: string }): string[] {
+  const names = new Set<string>();
+  if (spec.tlsSecret && SECRET_NAME.pattern.test(spec.tlsSecret)) names.add(spec.tlsSecret);
+  for (const s of spec.ports.values()) if (s.tlsSecret) names.add(s.tlsSecret);
+  return [...names];
 }
 
 /** The port whose HTTPS service answers port 80 with a redirect (so port 80 gets no service of its own). */

@@ -211,3 +211,32 @@ Deno.test("per-port settings: a redirect needs a port 80 on the Service to answe
   const long = parse({ [`${PORT}443-protocol`]: "x".repeat(500) + "\n" }).errors[0];
   assert(long.length < 300 && !long.includes("\n"), long);
 });
+
+Deno.test("per-port settings: TLS Secrets need the operator's switch, a valid name, https, and no second source", () => {
+  const on = { ...DEFAULTS, tlsSecrets: true };
+  const parseOn = (a: Record<string, string>) => parseLoadBalancerSpec(svc(a), on);
+  const TLS = "service.deno-ccm.io/tls-secret";
+  const good = { [`${PORT}443-protocol`]: "https", [`${PORT}443-tls-secret`]: "web-tls" };
+  assertEquals(parseOn(good).errors, []);
+  assertEquals(parseOn({ [`${PREFIX}protocol`]: "https", [TLS]: "web-tls" }).errors, []);
+  const off = parse(good).errors;
+  assert(off.some((e) => e.includes("HCLOUD_LOAD_BALANCERS_TLS_SECRETS=true")), off.join("; "));
+  const table: [Record<string, string>, string, string][] = [
+    [{ [TLS]: "Web_TLS" }, TLS, "is not a valid Secret name"],
+    [{ [TLS]: "web", [`${PREFIX}http-certificates`]: "c" }, TLS, "(set one)"],
+    [{ [`${PORT}443-tls-secret`]: "web" }, `${PORT}443-tls-secret`, "needs protocol https"],
+    [{ ...good, [`${PORT}443-http-certificates`]: "c" }, `${PORT}443-tls-secret`, "(set one)"],
+    [
+      { [`${PORT}443-protocol`]: "https", [`${PORT}443-tls-secret`]: "-x" },
+      `${PORT}443-tls-secret`,
+      "Secret name",
+    ],
+  ];
+  for (const [annotations, key, why] of table) {
+    const { errors } = parseOn(annotations);
+    assert(
+      errors.some((e) => e.startsWith(`annotation ${key}: `) && e.includes(why)),
+      `${JSON.stringify(annotations)}: expected "${key}" … "${why}", got ${JSON.stringify(errors)}`,
+    );
+  }
+});
