@@ -142,8 +142,9 @@ function tlsSummary(r: ScenarioResult | undefined): string[] {
     `${r.other_secrets} other Secrets (2 kB each) in the cluster: **${r.rss_mb_peak} MB**; without them: ` +
     `**${r.rss_mb_peak_without_other_secrets} MB** (the CCM lists and watches only the labelled ones). ` +
     `Cloud requests: ${r.requests_first_upload} to create the ${r.services} balancers with their uploaded ` +
-    `certificates; **${r.requests_per_renewal} per renewal** (find by content, upload, the swap, list ` +
-    `the Secret's certificates, delete the old one, with the balancer lookups of a sync).`,
+    `certificates; **${r.requests_per_renewal} per renewal**, 3 of them writes (find by content, upload, ` +
+    `the sync's balancer lookup, the swap and its action, the re-read, list the Secret's certificates, ` +
+    `delete the old one).`,
     "",
   ];
 }

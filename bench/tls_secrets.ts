@@ -39,6 +39,20 @@ async function createSecrets(client: KubeClient, labelled: number, others: numbe
   }
 }
 
+/** Until `audit` has not grown for 3 s. */
+async function settled(audit: unknown[]): Promise<void> {
+  let last = -1;
+  await waitFor(
+    () => {
+      const quiet = audit.length === last;
+      last = audit.length;
+      return Promise.resolve(quiet);
+    },
+    120_000,
+    3_000,
+  );
+}
+
 /** One run: the Services served from their Secrets; the peak RSS and the requests of upload and renewal. */
 async function run(
   environment: (servers: number) => ReturnType<typeof benchEnvironment>,
@@ -70,6 +84,8 @@ async function run(
       lb.services.some((s) => (s.http?.certificates ?? []).length)
     ).length;
   await waitFor(() => Promise.resolve(served() === SERVED), 300_000);
+  // Creation settles (actions polled, first clean-ups) before the renewal is counted on its own.
+  await settled(env.sim.audit);
   const firstUpload = env.sim.audit.length - before;
   const renewal = env.sim.audit.length;
   await env.client.patch(SECRETS, "tls-0", "merge", {
@@ -86,12 +102,14 @@ async function run(
       ),
     120_000,
   );
-  // The old certificate goes after the swap: let it settle.
-  await new Promise((r) => setTimeout(r, 2_000));
+  // The old certificate goes after the swap: until no request for 3 s.
+  await settled(env.sim.audit);
   const renewalRequests = env.sim.audit.length - renewal;
+  const routes: Record<string, number> = {};
+  for (const e of env.sim.audit.slice(renewal)) routes[e.route] = (routes[e.route] ?? 0) + 1;
   const rss = env.peakRssMb();
   const rateLimited = await env.close();
-  return { firstUpload, renewalRequests, rss, rateLimited };
+  return { firstUpload, renewalRequests, routes, rss, rateLimited };
 }
 
 /** Runs it with and without the 10 000 other Secrets. */
@@ -111,5 +129,6 @@ export async function tlsSecretsScenario(
     rss_mb_peak_without_other_secrets: alone.rss,
     requests_first_upload: crowded.firstUpload,
     requests_per_renewal: crowded.renewalRequests,
+    renewal_requests_by_route: crowded.routes,
   };
 }

@@ -3,7 +3,7 @@
  */
 import { assertEquals } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
+import { EXAMPLE_CERT, EXAMPLE_KEY, RENEWED_CERT } from "./fixtures/example_com.ts";
 import { X509Certificate } from "node:crypto";
 
 Deno.test("simulator: an uploaded certificate carries its own domains, fingerprint and validity; bad PEM is refused", async () => {
@@ -84,6 +84,17 @@ Deno.test("simulator: a service's certificates are replaced in place; the type's
       (await t.api("GET", `/load_balancers/${lb}`)).body.load_balancer.services.find((
         s: { listen_port: number },
       ) => s.listen_port === port);
+
+    // A certificate's content is immutable: an update changes its name and labels, nothing else.
+    const renamed = await t.api("PUT", `/certificates/${ids[0]}`, {
+      name: "renamed",
+      certificate: RENEWED_CERT,
+    });
+    assertEquals(renamed.status, 200);
+    assertEquals([renamed.body.certificate.name, renamed.body.certificate.certificate], [
+      "renamed",
+      EXAMPLE_CERT,
+    ]);
 
     // Replacing the certificate keeps the service and everything else on it.
     assertEquals(

@@ -46,15 +46,21 @@ export class LbCertificates {
     spec: LoadBalancerSpec,
     secrets?: ReadonlyMap<string, TlsSecret | undefined>,
     clusterId?: string,
-  ): Promise<{ ids: number[]; byPort: Map<number, number[]>; warnings: ProviderWarning[] }> {
+  ): Promise<
+    { ids: number[]; byPort: Map<number, number[]>; warnings: ProviderWarning[]; secrets: string[] }
+  > {
     const warnings: ProviderWarning[] = [];
     const byPort = new Map<number, number[]>();
+    const used: string[] = [];
     let managed: number[] | undefined;
     const managedIds = async () => managed ??= await this.#managedIds(service, spec, warnings);
     const namespace = service.metadata?.namespace ?? "default";
-    const fromSecret = async (name: string, annotation: string) => [
-      await this.tls.resolve(clusterId, `${namespace}/${name}`, secrets?.get(name), annotation, warnings),
-    ];
+    const fromSecret = async (name: string, annotation: string) => {
+      used.push(`${namespace}/${name}`);
+      return [
+        await this.tls.resolve(clusterId, `${namespace}/${name}`, secrets?.get(name), annotation, warnings),
+      ];
+    };
     for (const [port, own] of spec.ports) {
       if ((own.protocol ?? spec.protocol) !== "https") continue;
       if (own.tlsSecret) {
@@ -79,7 +85,7 @@ export class LbCertificates {
       }
       ids = await this.#uploaded(service, spec.certificates, `${LB_ANNOTATION_PREFIX}http-certificates`);
     }
-    return { ids, byPort, warnings };
+    return { ids, byPort, warnings, secrets: used };
   }
 
   /** Whether `spec` asks for any certificate at all (so `resolve` has work to do). */

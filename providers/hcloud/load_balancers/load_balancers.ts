@@ -220,7 +220,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
     const certificates = LbCertificates.wanted(spec)
       ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
-      : { ids: [], byPort: new Map(), warnings: [] };
+      : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
     warnings.push(...certificates.warnings);
     const { services, warnings: serviceWarnings } = desiredServices(
       service,
@@ -290,7 +290,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       networkId: this.#network.id,
     });
     // Certificates a renewed TLS Secret replaced are no longer on this balancer: delete them if unused.
-    await this.#certificates.tls.cleanUp(this.#clusterId);
+    await this.#certificates.tls.cleanUp(this.#clusterId, certificates.secrets);
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
@@ -304,11 +304,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
     const certificates = LbCertificates.wanted(spec)
       ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
-      : { ids: [], byPort: new Map(), warnings: [] };
+      : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
     const { services, warnings } = desiredServices(service, spec, certificates.ids, certificates.byPort);
     const fields = checkServiceFields(service, spec, services.length);
     const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
-    await this.#certificates.tls.cleanUp(this.#clusterId);
+    await this.#certificates.tls.cleanUp(this.#clusterId, certificates.secrets);
     return {
       ...result,
       warnings: [...certificates.warnings, ...warnings, ...fields.warnings, ...result.warnings ?? []],

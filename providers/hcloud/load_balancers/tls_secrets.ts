@@ -115,25 +115,36 @@ export class TlsCertificates {
   }
 
   /**
-   * After a sync that put the current certificates in place: deletes this cluster's older
-   * certificates of the Secrets resolved since, when no balancer uses them any more.
+   * After a sync that put the certificates of `refs` (`namespace/name`) in place: deletes this
+   * cluster's older certificates of those Secrets, when no balancer uses them any more. A Secret is
+   * claimed while it is looked at, so syncs running side by side never list it twice.
    */
-  async cleanUp(clusterId: string | undefined): Promise<void> {
+  async cleanUp(clusterId: string | undefined, refs: readonly string[]): Promise<void> {
     if (!clusterId) return;
-    for (const [refHash, content] of [...this.#stale]) {
-      let busy = false;
-      for (const certificate of await this.#list(clusterId, refHash)) {
-        if (certificate.labels?.[TLS_CONTENT_LABEL] === content) continue;
-        if ((certificate.used_by ?? []).length) {
-          busy = true; // another Service naming the same Secret has not been synced yet
-          continue;
-        }
-        await this.#delete(certificate);
-        for (const [k, id] of this.#byContent) if (id === certificate.id) this.#byContent.delete(k);
-      }
-      if (busy) continue;
+    for (const refHash of new Set(refs.map(hash))) {
+      const content = this.#stale.get(refHash);
+      if (content === undefined) continue;
       this.#stale.delete(refHash);
-      this.#clean.set(refHash, content);
+      let busy = false;
+      try {
+        for (const certificate of await this.#list(clusterId, refHash)) {
+          if (certificate.labels?.[TLS_CONTENT_LABEL] === content) continue;
+          if ((certificate.used_by ?? []).length) {
+            busy = true; // another Service naming the same Secret has not been synced yet
+            continue;
+          }
+          await this.#delete(certificate);
+          for (const [k, id] of this.#byContent) if (id === certificate.id) this.#byContent.delete(k);
+        }
+      } catch (err) {
+        busy = true;
+        throw err;
+      } finally {
+        // Still to do (unless a newer content took its place meanwhile), or done for this content.
+        if (busy) {
+          if (!this.#stale.has(refHash)) this.#stale.set(refHash, content);
+        } else this.#clean.set(refHash, content);
+      }
     }
   }
 
