@@ -14,6 +14,7 @@ const REDACTED = "[private key redacted]";
 export class TlsSecret {
   readonly #privateKey: string;
 
+  /** The Secret `ref`'s content at resourceVersion `version`; the key is kept out of sight. */
   constructor(
     /** `namespace/name` of the Secret. */
     readonly ref: string,
@@ -31,18 +32,22 @@ export class TlsSecret {
     return this.#privateKey;
   }
 
+  /** Serialized: the Secret's name and version, the key redacted. */
   toJSON(): Record<string, string> {
     return { ref: this.ref, version: this.version, privateKey: REDACTED };
   }
 
+  /** As text: the Secret's name only. */
   toString(): string {
     return `TlsSecret(${this.ref})`;
   }
 
+  /** As Deno's console and `Deno.inspect` show it: the Secret's name only. */
   [Symbol.for("Deno.customInspect")](): string {
     return this.toString();
   }
 
+  /** As `node:util`'s inspect shows it: the Secret's name only. */
   [Symbol.for("nodejs.util.inspect.custom")](): string {
     return this.toString();
   }

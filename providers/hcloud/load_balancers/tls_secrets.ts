@@ -65,7 +65,10 @@ export function tlsSecretProblem(secret: TlsSecret, now = Date.now()): string | 
 /** See the module doc. */
 export class TlsCertificates {
   readonly #log = logger("hcloud", "tls-secrets");
-  /** Content hash → certificate ID, for certificates of this cluster. */
+  /**
+   * `refHash:content` → certificate ID, for certificates of this cluster: one upload per Secret and
+   * content, so two Secrets with the same content never share (or delete) each other's certificate.
+   */
   readonly #byContent = new Map<string, number>();
   /** Secret refs (hashes) whose older certificates may still exist → the content now served. */
   readonly #stale = new Map<string, string>();
@@ -94,9 +97,10 @@ export class TlsCertificates {
       : `not found, or not labelled ${TLS_SECRET_LABEL}=true (its owner's consent)`;
     if (!problem) {
       const content = hash(`${secret!.certificate}\n${secret!.privateKey()}`);
-      const known = this.#byContent.get(content) ?? await this.#find(clusterId, refHash, content);
+      const key = `${refHash}:${content}`;
+      const known = this.#byContent.get(key) ?? await this.#find(clusterId, refHash, content);
       const id = known ?? await this.#upload(clusterId, ref, refHash, content, secret!);
-      this.#byContent.set(content, id);
+      this.#byContent.set(key, id);
       // New content, or the first look since a start: older certificates of this Secret may be left.
       if (this.#clean.get(refHash) !== content) this.#stale.set(refHash, content);
       return id;
@@ -176,9 +180,9 @@ export class TlsCertificates {
   }
 
   async #upload(clusterId: string, ref: string, refHash: string, content: string, secret: TlsSecret) {
-    const name = `tls-${clusterId.slice(0, 8)}-${ref.replace(/[^a-z0-9.-]/g, "-").slice(0, 80)}-${
-      content.slice(0, 8)
-    }`;
+    // At most 62 characters: which cluster, which content, and as much of namespace-name as fits.
+    const readable = ref.replace(/[^a-z0-9.-]/g, "-").slice(0, 40);
+    const name = `tls-${clusterId.slice(0, 8)}-${content.slice(0, 8)}-${readable}`;
     const created = await this.client.call(
       "upload certificate",
       this.client.api.POST("/certificates", {

@@ -1,6 +1,10 @@
 import { assert, assertEquals } from "../../../testing/assert.ts";
 import { TlsSecret } from "../../tls_secret.ts";
-import { tlsSecretProblem } from "./tls_secrets.ts";
+import { TlsCertificates, tlsSecretProblem } from "./tls_secrets.ts";
+import type { ProviderWarning } from "../../provider.ts";
+import { HcloudClient } from "../../../hcloud_api/mod.ts";
+import { startTestSim } from "../../../testing/sim_harness.ts";
+import { DEFAULT_SIM_TOKEN } from "../../../hcloud_sim/simulator.ts";
 import {
   EXAMPLE_CERT,
   EXAMPLE_KEY,
@@ -52,4 +56,51 @@ Deno.test("TLS Secrets: the key does not show when the object is logged, inspect
     assert(shown.includes("default/web-tls"), shown);
   }
   assertEquals(s.privateKey(), EXAMPLE_KEY, "the one who uploads it still gets it");
+});
+
+Deno.test("TLS Secrets: one upload per Secret and content; two Secrets with the same content never share or sweep each other's", async () => {
+  const t = await startTestSim();
+  try {
+    const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 });
+    const tls = new TlsCertificates(client);
+    const warnings: ProviderWarning[] = [];
+    const a = await tls.resolve(
+      "11111111-aaaa",
+      "team-a/web",
+      secret(EXAMPLE_CERT, EXAMPLE_KEY),
+      "x",
+      warnings,
+    );
+    const b = await tls.resolve(
+      "11111111-aaaa",
+      "team-b/web",
+      secret(EXAMPLE_CERT, EXAMPLE_KEY),
+      "x",
+      warnings,
+    );
+    assert(a !== b, "each Secret its own certificate");
+    assertEquals(
+      await tls.resolve("11111111-aaaa", "team-a/web", secret(EXAMPLE_CERT, EXAMPLE_KEY), "x", warnings),
+      a,
+    );
+    const uploads = () => t.sim.audit.filter((e) => e.route === "POST /certificates").length;
+    assertEquals(uploads(), 2, "known content is not uploaded again");
+    // Another cluster's (another CCM's) certificate for the same Secret is neither found nor touched.
+    await new TlsCertificates(client).resolve(
+      "22222222-bbbb",
+      "team-a/web",
+      secret(EXAMPLE_CERT, EXAMPLE_KEY),
+      "x",
+      [],
+    );
+    assertEquals(uploads(), 3);
+    await tls.sweep("11111111-aaaa", ["team-a/web"]);
+    const left = [...t.sim.world.certificates.keys()].sort((x, y) => x - y);
+    assertEquals(left.includes(a), false, "team-a's certificate went with its balancer");
+    assertEquals(left.length, 2, "team-b's and the other cluster's stay");
+    assert(left.includes(b));
+    assertEquals(warnings, []);
+  } finally {
+    await t.finish();
+  }
 });
