@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the local control plane needs exists: etcd (Debian's etcd-server) and kube-apiserver
-# built from the Go module proxy (cached); for the tests (the default) also kubectl, kube-proxy, nftables,
-# helm and promtool.
+# built from the Go module proxy (cached); for the tests (the default) also kubectl, kube-proxy, kube-controller-manager,
+# nftables, helm and promtool.
 # Installs etcd with apt-get when running as root; otherwise says what to install. Prints nothing when
 # everything is in place.
 #   usage: hack/ensure_test_assets.sh [--demo]

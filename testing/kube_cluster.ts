@@ -15,6 +15,8 @@ export interface KubeAssets {
   kubectl?: string;
   /** Absent until built, as kubectl (testing/kube_proxy.ts says how to get it). */
   kubeProxy?: string;
+  /** kube-controller-manager (node IPAM and node lifecycle beside the CCM: testing/kube_controller_manager.ts). */
+  kubeControllerManager?: string;
   etcd: string;
 }
 
@@ -45,6 +47,10 @@ export async function findKubeAssets(): Promise<KubeAssets> {
   const apiserver = await pick([env.TEST_ASSET_KUBE_APISERVER, `${dir}/kube-apiserver`]);
   const kubectl = await pick([env.TEST_ASSET_KUBECTL, `${dir}/kubectl`]);
   const kubeProxy = await pick([env.TEST_ASSET_KUBE_PROXY, `${dir}/kube-proxy`]);
+  const kubeControllerManager = await pick([
+    env.TEST_ASSET_KUBE_CONTROLLER_MANAGER,
+    `${dir}/kube-controller-manager`,
+  ]);
   const etcd = await pick([env.TEST_ASSET_ETCD, `${dir}/etcd`, "/usr/bin/etcd"]);
   const missing: string[] = [];
   if (!apiserver) {
@@ -59,7 +65,7 @@ export async function findKubeAssets(): Promise<KubeAssets> {
     );
   }
   if (missing.length) throw new Error(`test cluster prerequisites missing:\n  ${missing.join("\n  ")}`);
-  return { apiserver: apiserver!, kubectl, kubeProxy, etcd: etcd! };
+  return { apiserver: apiserver!, kubectl, kubeProxy, kubeControllerManager, etcd: etcd! };
 }
 
 /** A running etcd + kube-apiserver. */

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl and kube-proxy from the k8s.io/kubernetes Go module into a cache folder and
-# prints that folder (usable as KUBEBUILDER_ASSETS). Reuses the cache for binaries already built.
-#   usage: hack/kube_assets/build.sh [--only kube-apiserver|kubectl|kube-proxy] [out-dir]
-# The demo needs only kube-apiserver (--only kube-apiserver); the tests also use kubectl and kube-proxy
-# (the draining proof runs a real kube-proxy per Node, each in its own network namespace).
+# Builds kube-apiserver, kubectl, kube-proxy and kube-controller-manager from the k8s.io/kubernetes Go module
+# into a cache folder and prints that folder (usable as KUBEBUILDER_ASSETS). Reuses the cache for binaries
+# already built.
+#   usage: hack/kube_assets/build.sh [--only kube-apiserver|kubectl|kube-proxy|kube-controller-manager] [out-dir]
+# The demo needs only kube-apiserver (--only kube-apiserver); the tests also use kubectl, kube-proxy (the
+# draining proof runs a real kube-proxy per Node, each in its own network namespace) and
+# kube-controller-manager (its node IPAM and node lifecycle, next to the CCM).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-commands=(kube-apiserver kubectl kube-proxy)
+commands=(kube-apiserver kubectl kube-proxy kube-controller-manager)
 if [[ "${1:-}" == "--only" ]]; then
   case "${2:-}" in
-    kube-apiserver | kubectl | kube-proxy) commands=("$2") ;;
-    *) echo "usage: $0 [--only kube-apiserver|kubectl|kube-proxy] [out-dir]" >&2; exit 2 ;;
+    kube-apiserver | kubectl | kube-proxy | kube-controller-manager) commands=("$2") ;;
+    *) echo "usage: $0 [--only kube-apiserver|kubectl|kube-proxy|kube-controller-manager] [out-dir]" >&2; exit 2 ;;
   esac
   shift 2
 fi

@@ -1,0 +1,125 @@
+/**
+ * The CCM beside a real kube-controller-manager (`--cloud-provider=external`), as clusters run them:
+ * the pod CIDRs come from its node IPAM (the harness writes none) and our route controller routes
+ * them; a Node whose kubelet stops renewing its Lease is marked `Unknown` and tainted unreachable by
+ * its node lifecycle (the harness does not), and once its server is gone our node lifecycle deletes
+ * it and our route controller drops its route.
+ */
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { TestCluster } from "../testing/kube_cluster.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { eventually, quietLogs } from "../testing/helpers.ts";
+import { SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
+import { KCM_GRACE_SECONDS, KubeControllerManager } from "../testing/kube_controller_manager.ts";
+import { LEASES, NODES } from "../kube/resources.ts";
+import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
+import type { KubeClient } from "../kube/client.ts";
+
+const CLUSTER_CIDR = "10.244.0.0/16";
+
+/** A kubelet's heartbeat: its Lease in kube-node-lease, renewed now. */
+async function heartbeat(client: KubeClient, node: string): Promise<void> {
+  const renewTime = new Date().toISOString().replace("Z", "000Z");
+  const lease = {
+    apiVersion: "coordination.k8s.io/v1" as const,
+    kind: "Lease" as const,
+    metadata: { name: node, namespace: "kube-node-lease" },
+    spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime },
+  };
+  try {
+    await client.patch(LEASES, node, "merge", { spec: { renewTime } }, { namespace: "kube-node-lease" });
+  } catch {
+    await client.create(LEASES, lease, { namespace: "kube-node-lease" });
+  }
+}
+
+const ready = (n: Node) => (n.status?.conditions ?? []).find((c) => c.type === "Ready");
+
+Deno.test({
+  name:
+    "kube-controller-manager: its pod CIDRs are routed; a silent Node it marks Unknown is deleted once its server is gone",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    seedScenario(s.sim);
+    const client = await adminClient(cluster);
+    const kcm = await KubeControllerManager.start(cluster, CLUSTER_CIDR);
+    const ccm = await startCcm(cluster, s.sim, [
+      "--controllers=cloud-node,cloud-node-lifecycle,route",
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+      "--node-monitor-period=1s",
+      "--route-reconciliation-period=2s",
+    ], SCENARIO_ENV);
+    const alive = new Set(["cp", "w1", "w2"]);
+    let beating = true;
+    const beats = (async () => {
+      while (beating) {
+        for (const name of alive) await heartbeat(client, name).catch(() => {});
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    })();
+    try {
+      const now = new Date().toISOString();
+      const status = {
+        conditions: [{
+          type: "Ready",
+          status: "True",
+          reason: "KubeletReady",
+          message: "kubelet is posting ready status",
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        }],
+      };
+      for (const name of alive) await registerNode(client, name, { status });
+      const nodes = async () => (await client.list(NODES)).items;
+      const network = s.sim.world.findNetwork("k8s")!;
+      // kube-controller-manager gives each Node a pod CIDR (the harness wrote none); we route each.
+      await eventually(async () => {
+        const all = await nodes();
+        return all.length === 3 && all.every((n) => n.spec?.podCIDR) &&
+          all.every((n) => !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT));
+      }, 60_000).catch(async (err) => {
+        throw new Error(`${err.message}\nkube-controller-manager log:\n${await kcm.logTail()}`);
+      });
+      const cidrs = new Map((await nodes()).map((n) => [n.metadata!.name!, n.spec!.podCIDR!]));
+      assertEquals(new Set(cidrs.values()).size, 3, "one CIDR each");
+      for (const cidr of cidrs.values()) assert(cidr.startsWith("10.244.") && cidr.endsWith("/24"), cidr);
+      const routed = () => new Map(network.routes.map((r) => [r.destination, r.gateway]));
+      await eventually(() => [...cidrs.values()].every((c) => routed().has(c)), 30_000);
+      for (const [name, cidr] of cidrs) {
+        const server = [...s.sim.world.servers.values()].find((x) => x.name === name)!;
+        assertEquals(routed().get(cidr), server.private_net[0].ip, `${name}'s pods go to its server`);
+      }
+
+      // w2's kubelet goes silent: kube-controller-manager marks it Unknown and unreachable.
+      alive.delete("w2");
+      const silentSince = Date.now();
+      await eventually(async () => ready(await client.get(NODES, "w2"))?.status === "Unknown", 60_000);
+      const w2 = await client.get(NODES, "w2");
+      assertEquals(ready(w2)?.reason, "NodeStatusUnknown", "marked by kube-controller-manager");
+      assert((w2.spec?.taints ?? []).some((t) => t.key === "node.kubernetes.io/unreachable"));
+      assert(Date.now() - silentSince >= (KCM_GRACE_SECONDS - 3) * 1000, "not before its grace period");
+      for (const name of ["cp", "w1"]) assertEquals(ready(await client.get(NODES, name))?.status, "True");
+
+      // Its server is deleted: our node lifecycle deletes the Node, our route controller its route.
+      const server = [...s.sim.world.servers.values()].find((x) => x.name === "w2")!;
+      s.sim.control.deleteServer(server.id);
+      await eventually(async () => !(await nodes()).some((n) => n.metadata?.name === "w2"), 30_000);
+      await eventually(() => !routed().has(cidrs.get("w2")!), 30_000);
+      assertEquals((await nodes()).map((n) => n.metadata?.name).sort(), ["cp", "w1"]);
+    } finally {
+      beating = false;
+      await beats;
+      await ccm.stop();
+      await kcm.stop();
+      client.transport.close();
+      await s.finish();
+      await cluster.stop();
+    }
+  },
+});
