@@ -138,7 +138,6 @@ export class TlsCertificates {
             continue;
           }
           await this.#delete(certificate);
-          for (const [k, id] of this.#byContent) if (id === certificate.id) this.#byContent.delete(k);
         }
       } catch (err) {
         busy = true;
@@ -159,7 +158,6 @@ export class TlsCertificates {
       for (const certificate of await this.#list(clusterId, hash(ref))) {
         if ((certificate.used_by ?? []).length) continue;
         await this.#delete(certificate);
-        for (const [k, id] of this.#byContent) if (id === certificate.id) this.#byContent.delete(k);
       }
     }
   }
@@ -199,7 +197,9 @@ export class TlsCertificates {
     return created.certificate.id;
   }
 
+  /** Deletes `certificate` and forgets it; one gone already or in use again is left alone. */
   async #delete(certificate: Certificate): Promise<void> {
+    for (const [k, id] of this.#byContent) if (id === certificate.id) this.#byContent.delete(k);
     try {
       await this.client.call(
         "delete certificate",
