@@ -70,6 +70,12 @@ Deno.test({
       const check = lb()!.services.find((s) => s.listen_port === 8443)!.health_check;
       assertEquals([check.protocol, check.http?.path], ["http", "/ready"]);
 
+      // The Node's server carries the cluster's target label (written by the node sync, apart from the
+      // balancer's creation): what follows counts only the swap.
+      await eventually(() =>
+        [...sim.world.servers.values()].every((srv) => srv.labels["deno-ccm/lb-target"])
+      );
+
       // A new certificate on 443: the service is updated in place (one call), nothing else moves.
       const swapped = sim.audit.length;
       await client.patch(SERVICES, "edge", "merge", {

@@ -82,6 +82,11 @@ Deno.test({
       assertEquals([first.type, first.labels["deno-ccm/cluster-id"] !== undefined], ["uploaded", true]);
       assertEquals(ours().length, 1);
 
+      // The Node's server carries the cluster's target label (the node sync's write, apart from the
+      // balancer's creation): what follows counts only the renewal.
+      await eventually(() =>
+        [...sim.world.servers.values()].every((srv) => srv.labels["deno-ccm/lb-target"])
+      );
       // A renewal: one upload, the swap, the old one deleted.
       const renewal = sim.audit.length;
       await client.patch(SECRETS, "web-tls", "merge", {
