@@ -371,8 +371,32 @@ export function annotationSamples(): AnnotationSample[] {
       { [TLS]: "web", [`${PP}443-protocol`]: "https", [`${PP}443-tls-secret`]: "api" },
     ].map((annotations) => ({ annotations })),
     ...PORT_LENIENT,
+    ...SHARE_KEYS.map((v) => ({ annotations: { [SHARE]: v } })),
+    ...[
+      { [SHARE]: "web", "node-selector": "a=b" },
+      { [SHARE]: "web", "attach-to": "lb" },
+      { [SHARE]: "web", "adopt-existing": "true", "public-net-ipv4": "1" },
+      { [SHARE]: "web", "public-net-ipv6": "2" },
+      { [SHARE]: "web", type: "lb21", location: "nbg1", "algorithm-type": "least_connections" },
+    ].map((annotations) => ({ annotations })),
   ];
 }
+
+const SHARE = "service.deno-ccm.io/load-balancer-share";
+const SHARE_KEYS = [
+  "web",
+  "a-b",
+  "0",
+  "Web",
+  "-x",
+  "x-",
+  "",
+  "a_b",
+  "a.b",
+  " web",
+  "x".repeat(40),
+  "x".repeat(41),
+];
 
 /** The annotations (full names) the CCM's parser refuses in `sample`, with its messages. */
 export function ccmVerdict(sample: AnnotationSample): { invalid: string[]; errors: string[] } {

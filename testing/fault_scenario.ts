@@ -53,6 +53,8 @@ export interface FaultScenarioResult {
   faultSeconds: number;
   /** Seconds from the faults stopping to every invariant holding, or undefined when they never did. */
   convergedSeconds?: number;
+  /** Invariants still violated 10, 30 and 60 s after the faults stopped (at most 5 each). */
+  openAfter: Record<string, string[]>;
   /** Violated invariants at the end (empty when converged). */
   problems: string[];
   /** Mutating calls the hostile Service caused on another Service's balancer (must be 0). */
@@ -255,10 +257,17 @@ export async function runFaultScenario(
     const faultSeconds = (Date.now() - faultStart) / 1000;
 
     const calm = Date.now();
-    const converged = await waitUntil(
-      async () => (await invariants(client, sim, live)).length === 0,
-      options.convergeWithinMs,
-    );
+    // What was still open 10 s, 30 s and 60 s after the faults stopped: why a slow convergence was slow.
+    const open: Record<string, string[]> = {};
+    const converged = await waitUntil(async () => {
+      const problems = await invariants(client, sim, live);
+      for (const mark of [10, 30, 60]) {
+        if (problems.length && Date.now() - calm >= mark * 1000 && !open[`${mark}s`]) {
+          open[`${mark}s`] = problems.slice(0, 5);
+        }
+      }
+      return problems.length === 0;
+    }, options.convergeWithinMs);
     const convergedSeconds = converged ? (Date.now() - calm) / 1000 : undefined;
     let hostileTouches: number | undefined;
     let nodesDeletedWhenEmpty: number | undefined;
@@ -277,6 +286,7 @@ export async function runFaultScenario(
     return {
       faultSeconds,
       convergedSeconds,
+      openAfter: open,
       problems,
       hostileTouches,
       nodesDeletedWhenEmpty,

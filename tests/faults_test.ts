@@ -37,11 +37,18 @@ Deno.test({
         convergeWithinMs: 120_000,
         safetyPhases: { emptyForMs: 15_000 },
       });
+      const figures = JSON.stringify({ ...result, lastOutput: undefined });
+      console.log(`faults: ${figures}`);
+      // The routes the CCM called most (with their answers): a request storm shows here.
+      const calls = new Map<string, number>();
+      for (const e of s.sim.audit) {
+        calls.set(`${e.route} ${e.status}`, (calls.get(`${e.route} ${e.status}`) ?? 0) + 1);
+      }
+      const busiest = [...calls].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, n]) => `${n}× ${k}`);
       assert(
         result.problems.length === 0,
-        `not converged within 2 minutes:\n  ${
-          result.problems.join("\n  ")
-        }\nlast CCM log:\n${result.lastOutput}`,
+        `not converged within 2 minutes:\n  ${result.problems.join("\n  ")}\nfigures: ${figures}\n` +
+          `busiest routes: ${busiest.join(", ")}\nlast CCM log:\n${result.lastOutput}`,
       );
       assert(
         result.hostileTouches === 0,

@@ -46,3 +46,13 @@ export const TLS_SECRET_ANNOTATION = "service.deno-ccm.io/tls-secret";
 export const TLS_SECRET_LABEL = "deno-ccm.io/load-balancer-tls";
 /** Service annotation, written by the CCM: what the Service owns on a co-managed balancer (ours). */
 export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";
+/** Service annotation: a key; Services of one namespace naming the same key share one balancer (ours). */
+export const SHARE_ANNOTATION = "service.deno-ccm.io/load-balancer-share";
+/** Service annotation, written by the CCM: the share key of the balancer the Service serves on (ours). */
+export const SHARED_STATE = "service.deno-ccm.io/shared-load-balancer";
+/** Cloud label on a shared balancer: the share key its Services name (ours). */
+export const SHARE_LABEL = "deno-ccm/share";
+/** Cloud label on a shared balancer: a digest of the settings of the whole balancer (ours). */
+export const SHARE_SETTINGS_LABEL = "deno-ccm/share-settings";
+/** Cloud label prefix on a shared balancer: `deno-ccm/port-<port>` names the Service owning that port (ours). */
+export const SHARE_PORT_LABEL_PREFIX = "deno-ccm/port-";

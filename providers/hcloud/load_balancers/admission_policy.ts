@@ -14,7 +14,13 @@
 import { parseGoBoolSpellings } from "../../../lib/go_bool.ts";
 import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
 import { KEY, VALUE } from "../../../lib/label_selector.ts";
-import { LB_ANNOTATION_PREFIX, LB_LABELS_ANNOTATION, TLS_SECRET_ANNOTATION } from "../names.ts";
+import {
+  LB_ANNOTATION_PREFIX,
+  LB_LABELS_ANNOTATION,
+  SHARE_ANNOTATION,
+  TLS_SECRET_ANNOTATION,
+} from "../names.ts";
+import { NOT_WITH_SHARE, SHARE_KEY } from "./shared_record.ts";
 import {
   BOOLS,
   CHOICES,
@@ -271,6 +277,20 @@ export function policyValidations(): Validation[] {
     `'annotation ${LB_ANNOTATION_PREFIX}attach-to: the balancer belongs to its maker, so ' + ` +
       `${whole}.filter(k, k in ${A}).join(', ') + ' cannot be set with it (targets and settings of the whole ` +
       `balancer are shared by everything it serves)'`,
+  ));
+  const share = value(SHARE_ANNOTATION);
+  out.push(single(
+    SHARE_ANNOTATION,
+    `${share}.size() <= ${SHARE_KEY.maxLength} && ${share}.matches(${re2(SHARE_KEY.pattern)})`,
+    says(`is not a valid ${SHARE_KEY.what}`),
+  ));
+  const notShared = `[${NOT_WITH_SHARE.map(key).join(", ")}]`;
+  out.push(cross(
+    [SHARE_ANNOTATION, ...NOT_WITH_SHARE],
+    `!(${present(SHARE_ANNOTATION)}) || !${notShared}.exists(k, k in ${A})`,
+    `'annotation ${SHARE_ANNOTATION}: the balancer is shared, so ' + ` +
+      `${notShared}.filter(k, k in ${A}).join(', ') + ' cannot be set with it (a shared balancer targets the ` +
+      `eligible Nodes of the cluster and is made by the CCM)'`,
   ));
   const primaryIp = (n: string) => `(${present(n)} && ${check.int(value(n), INTEGERS["public-net-ipv4"])})`;
   out.push(cross(

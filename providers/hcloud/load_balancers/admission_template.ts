@@ -5,7 +5,12 @@
  * @module
  */
 import { stringify } from "yaml";
-import { LB_ANNOTATION_PREFIX, LB_LABELS_ANNOTATION, TLS_SECRET_ANNOTATION } from "../names.ts";
+import {
+  LB_ANNOTATION_PREFIX,
+  LB_LABELS_ANNOTATION,
+  SHARE_ANNOTATION,
+  TLS_SECRET_ANNOTATION,
+} from "../names.ts";
 import { policyValidations } from "./admission_policy.ts";
 import { CHANGED_PORT_KEYS, portValidations, TCP_PORTS } from "./port_policy.ts";
 import { PORT_ANNOTATION_PREFIX } from "./port_settings.ts";
@@ -14,7 +19,11 @@ import { OUR_BOOLS } from "./annotation_rules.ts";
 /** The annotations the policy reads: the official CCM's prefix and ours. */
 const ANNOTATED = `object.metadata.annotations.exists(k, k.startsWith('${LB_ANNOTATION_PREFIX}') || ` +
   `k.startsWith('${PORT_ANNOTATION_PREFIX}') || ` +
-  `k in [${[LB_LABELS_ANNOTATION, TLS_SECRET_ANNOTATION, ...OUR_BOOLS].map((k) => `'${k}'`).join(", ")}])`;
+  `k in [${
+    [LB_LABELS_ANNOTATION, TLS_SECRET_ANNOTATION, SHARE_ANNOTATION, ...OUR_BOOLS].map((k) => `'${k}'`).join(
+      ", ",
+    )
+  }])`;
 
 /**
  * The chart's template (chart/templates/admissionpolicy.yaml, written by `deno task manifests`): the

@@ -11,7 +11,13 @@ import { parseDuration } from "../../../lib/duration.ts";
 import { parseCidr, parseIp } from "../../../lib/cidr.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
-import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../names.ts";
+import {
+  KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
+  LB_ANNOTATION_PREFIX,
+  SHARE_ANNOTATION,
+  TLS_SECRET_ANNOTATION,
+} from "../names.ts";
+import { shareErrors } from "./shared_record.ts";
 import { userLabelsFor } from "./user_labels.ts";
 import { trimAscii } from "../../../lib/ascii_space.ts";
 import { quoteValue } from "../../../lib/quote_value.ts";
@@ -97,6 +103,8 @@ export interface LoadBalancerSpec {
   ports: Map<number, PortSettings>;
   /** `service.deno-ccm.io/tls-secret` (ours): a TLS Secret whose certificate https ports serve. */
   tlsSecret?: string;
+  /** `service.deno-ccm.io/load-balancer-share` (ours): the key of the balancer shared in the namespace. */
+  share?: string;
 }
 
 /**
@@ -282,6 +290,7 @@ export function parseLoadBalancerSpec(
     kubeProxyHealthCheck: ours(KUBE_PROXY_HEALTH_CHECK_ANNOTATION, defaults.kubeProxyHealthCheck ?? false),
     ports: new Map(),
     tlsSecret: annotations[TLS_SECRET_ANNOTATION],
+    share: annotations[SHARE_ANNOTATION],
   };
   const perPort = parsePortSettings(service, spec, defaults.tlsSecrets ?? false);
   spec.ports = perPort.ports;
@@ -303,6 +312,11 @@ export function parseLoadBalancerSpec(
         } cannot be set with it (targets and settings of the ` +
         "whole balancer are shared by everything it serves)",
     );
+  }
+  const shareProblems = spec.share === undefined ? [] : shareErrors(spec.share, (n) => raw(n) !== undefined);
+  if (shareProblems.length) {
+    invalid.add(SHARE_ANNOTATION);
+    errors.push(...shareProblems);
   }
   if ((spec.publicNetIpv4 || spec.publicNetIpv6) && spec.disablePublicNetwork) {
     invalid.add("public-net-ipv4");

@@ -34,7 +34,7 @@ import type { LbAction } from "./plan.ts";
 import { executeLbAction } from "./actions.ts";
 import { RecordSeal } from "../record_seal.ts";
 import { ExternalObjectConsent } from "./consent.ts";
-import { CO_MANAGED_STATE } from "../names.ts";
+import { CO_MANAGED_STATE, SHARE_ANNOTATION, SHARE_LABEL } from "../names.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -185,6 +185,13 @@ export async function findCoManaged(client: HcloudClient, ref: string): Promise<
 
 /** A balancer the CCM created for a Service is that Service's alone: it cannot be co-managed. */
 export function refuseOwned(lb: LB, ref: string): void {
+  const share = lb.labels?.[SHARE_LABEL];
+  if (share !== undefined) {
+    throw new TerminalError(
+      `annotation ${PREFIX}attach-to: "${ref}" is shared by Services under the key "${share}" ` +
+        `(${SHARE_ANNOTATION}); co-management is for balancers made outside Kubernetes`,
+    );
+  }
   const owner = lb.labels?.[SERVICE_UID_LABEL];
   if (owner) {
     throw new TerminalError(
@@ -297,8 +304,8 @@ export class CoManagedBalancers {
 
   async #release(service: Service, state: CoManagedState, selector: string | undefined): Promise<void> {
     const lb = await this.#get(state.id);
-    // A balancer the CCM made for a Service is that Service's: never released into on a record's word.
-    if (!lb || lb.labels?.[SERVICE_UID_LABEL]) return;
+    // A balancer the CCM made (for a Service, or shared) is never released into on a record's word.
+    if (!lb || lb.labels?.[SERVICE_UID_LABEL] || lb.labels?.[SHARE_LABEL] !== undefined) return;
     let stillServed = false;
     for (const s of this.services()) {
       if (s.metadata?.uid === service.metadata?.uid || s.metadata?.deletionTimestamp) continue;

@@ -9,7 +9,6 @@ import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mo
 import type { LoadBalancerSpec } from "./annotations.ts";
 import type { DesiredService } from "./desired.ts";
 import { primaryIpsBody } from "./primary_ips.ts";
-import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { actAndWait } from "./actions.ts";
 
 type LB = Schemas["load_balancer"];
@@ -18,12 +17,11 @@ type LB = Schemas["load_balancer"];
 export interface CreateRequest {
   /** The balancer's name. */
   name: string;
-  /** The owner label's value. */
-  serviceUid: string;
-  /** This cluster's identity, when known (the cluster label). */
-  clusterId?: string;
-  /** The Service's identity labels (see labels.ts). */
-  identity?: Record<string, string>;
+  /**
+   * The labels that say who owns it (besides the user's): the Service's UID, the cluster and the
+   * Service's identity (labels.ts), or a shared balancer's record (shared_record.ts).
+   */
+  owner: Record<string, string>;
   spec: LoadBalancerSpec;
   services: DesiredService[];
   /** Server targets, when there is no label selector. */
@@ -51,12 +49,7 @@ export async function createLoadBalancer(
   const body = {
     name: request.name,
     load_balancer_type: spec.type ?? "lb11",
-    labels: {
-      ...spec.labels,
-      [SERVICE_UID_LABEL]: request.serviceUid,
-      ...(request.clusterId ? { [CLUSTER_ID_LABEL]: request.clusterId } : {}),
-      ...request.identity,
-    } as Record<string, string>,
+    labels: { ...spec.labels, ...request.owner } as Record<string, string>,
     ...(spec.location ? { location: spec.location } : { network_zone: spec.networkZone }),
     ...(spec.algorithm ? { algorithm: { type: spec.algorithm } } : {}),
     ...(attachOnCreate ? { network: networkId } : {}),

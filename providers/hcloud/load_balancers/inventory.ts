@@ -11,6 +11,7 @@ import type { components, HcloudClient } from "../../../hcloud_api/mod.ts";
 
 type Schemas = components["schemas"];
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+import { SHARE_LABEL } from "../names.ts";
 
 /** Orphans younger than this may still be in the middle of their first sync. */
 const ORPHAN_MIN_AGE_MS = 60_000;
@@ -25,18 +26,22 @@ interface SweptRaw {
 interface Swept {
   id: number;
   uid?: string;
+  /** A shared balancer's labels (it has no one owner). */
+  shared?: Record<string, string>;
   protected: boolean;
   created: number;
 }
 
 /**
  * Deletes this cluster's unprotected balancers older than a minute whose Service is not among
- * `liveServiceUids` (created by a request in flight during a crash). Returns how many went.
+ * `liveServiceUids` (created by a request in flight during a crash), and shared balancers for
+ * which `sharedAlive` (given their labels) says no live Service serves on them. Returns how many went.
  */
 export async function sweepOrphans(
   client: HcloudClient,
   clusterId: string,
   liveServiceUids: Set<string>,
+  sharedAlive: (labels: Record<string, string>) => boolean = () => true,
 ): Promise<number> {
   const all = await client.listAll<SweptRaw, Swept>(
     "list load balancers",
@@ -48,13 +53,15 @@ export async function sweepOrphans(
     (lb) => ({
       id: lb.id,
       uid: lb.labels?.[SERVICE_UID_LABEL],
+      shared: lb.labels?.[SHARE_LABEL] === undefined ? undefined : lb.labels,
       protected: lb.protection?.delete === true,
       created: Date.parse(lb.created),
     }),
   );
   let deleted = 0;
   for (const lb of all) {
-    if (!lb.uid || liveServiceUids.has(lb.uid) || lb.protected) continue;
+    const orphan = lb.shared ? !sharedAlive(lb.shared) : lb.uid !== undefined && !liveServiceUids.has(lb.uid);
+    if (!orphan || lb.protected) continue;
     if (!(Date.now() - lb.created >= ORPHAN_MIN_AGE_MS)) continue; // young, or no valid `created`
     try {
       await client.call(
@@ -80,6 +87,7 @@ export async function existingOwners(
   clusterId: string,
   expected: number,
   sample?: (lb: Schemas["load_balancer"]) => void,
+  members?: (lb: { id: number; labels?: Record<string, string> }) => string[],
 ): Promise<Set<string> | undefined> {
   const label_selector = `${CLUSTER_ID_LABEL}=${clusterId}`;
   const first = await client.call(
@@ -89,12 +97,13 @@ export async function existingOwners(
   if (first.load_balancers?.[0]) sample?.(first.load_balancers[0]);
   const total = first.meta?.pagination?.total_entries;
   if (typeof total === "number" && total >= expected) return undefined;
-  const owners = await client.listAll<{ labels?: Record<string, string> }, string>(
+  // A shared balancer has no one owner: `members` names the Services on it.
+  const owners = await client.listAll<{ id: number; labels?: Record<string, string> }, string[]>(
     "list load balancers",
     "load_balancers",
     (page) =>
       client.api.GET("/load_balancers", { params: { query: { label_selector, page, per_page: 10 } } }),
-    (lb) => lb.labels?.[SERVICE_UID_LABEL] ?? "",
+    (lb) => [lb.labels?.[SERVICE_UID_LABEL] ?? "", ...members?.(lb) ?? []],
   );
-  return new Set(owners.filter(Boolean));
+  return new Set(owners.flat().filter(Boolean));
 }

@@ -52,13 +52,14 @@ import { createLoadBalancer, reconcileNetwork } from "./create.ts";
 import { ServerLabeler } from "../servers/mod.ts";
 import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
-import { type LbAction, planExposure, planServices, planShape } from "./plan.ts";
+import { type LbAction, ownerLabels, planExposure, planServices, planShape } from "./plan.ts";
 import { executeLbAction } from "./actions.ts";
 import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
 import { CoManagedBalancers, findCoManaged } from "./co_managed.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
-import { LB_ANNOTATION_PREFIX, TLS_SECRET_LABEL } from "../names.ts";
+import { LB_ANNOTATION_PREFIX, SHARE_LABEL, TLS_SECRET_LABEL } from "../names.ts";
+import { SHARED_STATE, sharedAlive, SharedBalancers } from "./shared.ts";
 import { tlsSecretNames } from "./port_settings.ts";
 import { allUnhealthy, type BalancerHealth, balancerHealth, TargetHealthGauge } from "./target_health.ts";
 import type { Registry } from "../../../lib/metrics.ts";
@@ -88,6 +89,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #coManaged: CoManagedBalancers;
   /** Who may name objects made outside the CCM (consent.ts). */
   readonly #consent: ExternalObjectConsent;
+  /** Whether the cluster's Services are known (useCluster), to tell a live owner from a gone one. */
+  #servicesKnown = false;
+  /** Balancers shared by the Services of a namespace (`load-balancer-share`). */
+  readonly #shared: SharedBalancers;
   /** Label-selector targets: which Nodes a balancer takes, and the server labels they follow. */
   readonly nodeTargets: LoadBalancerNodeTargets = {
     selected: (service, nodes) => this.selectedNodeNames(service, nodes),
@@ -121,6 +126,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
     this.#lookup = new LbLookup(ctx.client, () => this.#clusterId, this.#consent);
     this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#consent);
+    this.#shared = new SharedBalancers(ctx, this.#labeler, this.#catalog);
     if (defaults.tlsSecrets) {
       this.tlsSecrets = {
         referenced: (service) => tlsSecretNames(parseLoadBalancerSpec(service, defaults).spec),
@@ -141,7 +147,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return await withSignal(signal, async () => {
       const { spec } = parseLoadBalancerSpec(service, this.#defaults);
       // A co-managed balancer carries no owner label: it is the one attach-to names.
-      const lb = spec.attachTo
+      const lb = spec.share
+        ? await this.#shared.find(service, spec.share, this.#clusterId)
+        : spec.attachTo
         ? await findCoManaged(this.#client, spec.attachTo)
         : await this.#lookup.findByUid(service);
       if (!lb) return undefined;
@@ -206,8 +214,23 @@ export class HcloudLoadBalancers implements LoadBalancers {
     options: SyncOptions | undefined,
     state: { lookedUp: boolean; found: boolean },
   ): Promise<LoadBalancerResult> {
-    const keep = options?.keep;
     const spec = this.#spec(service);
+    if (spec.share) return await this.#ensureShared(service, spec, nodes, options);
+    // It served on a shared balancer: it leaves that first (a port it takes along is free again).
+    const left = await this.#leaveShared(service);
+    const result = await this.#ensureUnshared(cluster, service, spec, nodes, options, state);
+    return left ? { ...result, annotations: { ...result.annotations, ...left } } : result;
+  }
+
+  async #ensureUnshared(
+    cluster: string,
+    service: Service,
+    spec: LoadBalancerSpec,
+    nodes: Node[],
+    options: SyncOptions | undefined,
+    state: { lookedUp: boolean; found: boolean },
+  ): Promise<LoadBalancerResult> {
+    const keep = options?.keep;
     if (spec.attachTo) return await this.#ensureCoManaged(service, spec, nodes, options);
     // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
     const identity = spec.nodeSelector ? undefined : this.#clusterId;
@@ -259,9 +282,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (!lb) {
       lb = await createLoadBalancer(this.#client, this.#actions, {
         name: this.getLoadBalancerName(cluster, service),
-        serviceUid: service.metadata!.uid!,
-        clusterId: this.#clusterId,
-        identity: identityLabels(service),
+        owner: ownerLabels({
+          serviceUid: service.metadata!.uid!,
+          clusterId: this.#clusterId,
+          identity: identityLabels(service),
+        }),
         spec,
         services,
         serverIds: ids,
@@ -294,6 +319,39 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
+  /** A Service on a shared balancer (shared.ts): its ports, and the cluster's target. */
+  async #ensureShared(
+    service: Service,
+    spec: LoadBalancerSpec,
+    nodes: Node[],
+    options: SyncOptions | undefined,
+  ): Promise<LoadBalancerResult> {
+    const warnings: ProviderWarning[] = [];
+    await checkCatalog(this.#catalog, spec, warnings);
+    const certificates = LbCertificates.wanted(spec)
+      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
+      : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
+    const { services, warnings: serviceWarnings } = desiredServices(
+      service,
+      spec,
+      certificates.ids,
+      certificates.byPort,
+    );
+    const fields = checkServiceFields(service, spec, services.length);
+    warnings.push(...certificates.warnings, ...serviceWarnings, ...fields.warnings);
+    if (fields.refuseCreate) throw new ProviderError(new TerminalError(fields.refuseCreate), { warnings });
+    const result = await this.#shared.ensure(service, spec, services, nodes, this.#clusterId);
+    await this.#certificates.tls.cleanUp(this.#clusterId, certificates.secrets);
+    return { ...result, warnings };
+  }
+
+  /** Takes a Service whose record says it served on a shared balancer off it; the record to clear. */
+  async #leaveShared(service: Service): Promise<Record<string, null> | undefined> {
+    if (service.metadata?.annotations?.[SHARED_STATE] === undefined) return undefined;
+    await this.#shared.release(service, this.#clusterId);
+    return { [SHARED_STATE]: null };
+  }
+
   /** A Service attached to a balancer made outside Kubernetes: only its ports and the target are ours. */
   async #ensureCoManaged(
     service: Service,
@@ -323,6 +381,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#clusterId = cluster.clusterId;
     const services = cluster.services?.bind(cluster);
     if (!services) return; // owners unknown: every one is taken to be alive
+    this.#servicesKnown = true;
     const all = () => [...services()];
     const exists = (uid: string) => services().some((svc) => svc.metadata?.uid === uid);
     this.#lookup.serviceExists = exists;
@@ -335,7 +394,18 @@ export class HcloudLoadBalancers implements LoadBalancers {
   sweepOrphans(liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
     const clusterId = this.#clusterId;
     if (!clusterId) return Promise.resolve(0);
-    return withSignal(signal, () => sweepOrphans(this.#client, clusterId, liveServiceUids));
+    // Without the cluster's Services (owners unknown) every shared balancer is taken to be alive.
+    const services = this.#servicesKnown ? this.#lookup.services : undefined;
+    return withSignal(
+      signal,
+      () =>
+        sweepOrphans(
+          this.#client,
+          clusterId,
+          liveServiceUids,
+          (labels) => !services || sharedAlive(labels, services(), liveServiceUids),
+        ),
+    );
   }
 
   /** Labels the eligible servers once for every label-selector load balancer. */
@@ -354,8 +424,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
     return await withSignal(signal, async () => {
       const spec = this.#spec(service);
-      // A co-managed balancer's target is this cluster's label selector, which follows the labels.
-      if (spec.attachTo) return { warnings: [], updated: false };
+      // Co-managed and shared balancers target this cluster's label selector, which follows the labels.
+      if (spec.attachTo || spec.share) return { warnings: [], updated: false };
       // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
       // but say when the type cannot hold them all.
       if (!spec.nodeSelector && this.#clusterId) {
@@ -415,11 +485,18 @@ export class HcloudLoadBalancers implements LoadBalancers {
       if (!this.#clusterId) return undefined;
       // Co-managed balancers carry no label of ours: their Services count as having one.
       const attached = [...this.#coManaged.attached.keys()];
+      // Members of a shared balancer count once: as that balancer, found by its share label.
+      const members = [...this.#shared.members];
+      const shared = new Set(members.map(([, id]) => id)).size;
       const owners = await existingOwners(
         this.#client,
         this.#clusterId,
-        expected - attached.length,
+        expected - attached.length - members.length + shared,
         (lb) => this.#labeler.checkResolved(lb),
+        (lb) =>
+          lb.labels?.[SHARE_LABEL] === undefined
+            ? []
+            : members.filter(([, id]) => id === lb.id).map(([uid]) => uid),
       );
       if (owners) { for (const uid of attached) owners.add(uid); }
       return owners;
@@ -449,6 +526,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
       const owners = new Set<string>();
       const drifted = new Map<string, string[]>();
       for (const lb of listed) {
+        if (lb.labels?.[SHARE_LABEL] !== undefined) {
+          for (const [uid, id] of this.#shared.members) if (id === lb.id) owners.add(uid);
+          for (const [uid, words] of this.#shared.drift(lb)) drifted.set(uid, words);
+          continue;
+        }
         const uid = ownerOf(lb);
         if (uid) owners.add(uid);
         const asked = this.#asked.get(lb.id);
@@ -468,6 +550,14 @@ export class HcloudLoadBalancers implements LoadBalancers {
     signal?: AbortSignal,
   ): Promise<void | { annotations: Record<string, null> }> {
     return await withSignal(signal, async () => {
+      const spec = parseLoadBalancerSpec(service, this.#defaults).spec;
+      if (spec.share || service.metadata?.annotations?.[SHARED_STATE] !== undefined) {
+        await this.#shared.release(service, this.#clusterId);
+        const https = spec.protocol === "https" ||
+          [...spec.ports.values()].some((p) => p.protocol === "https");
+        await this.#deleteCertificates(service, spec, https);
+        return { annotations: { [SHARED_STATE]: null } };
+      }
       const released = await this.#coManaged.release(service, this.#clusterId);
       if (released || parseLoadBalancerSpec(service, this.#defaults).spec.attachTo) {
         await this.#certificates.deleteFor(service);
@@ -487,16 +577,23 @@ export class HcloudLoadBalancers implements LoadBalancers {
           if (!(err instanceof CloudApiError && err.status === 404)) throw err;
         }
       }
-      // Managed certificates created for the Service go with its balancer (unless used elsewhere), and
-      // those uploaded from the TLS Secrets it named (unless another balancer uses them).
-      const spec = parseLoadBalancerSpec(service, this.#defaults).spec;
-      if (spec.certificateType === "managed" || lb?.services.some((s) => s.protocol === "https")) {
-        await this.#certificates.deleteFor(service);
-      }
-      const namespace = service.metadata?.namespace ?? "default";
-      const refs = tlsSecretNames(spec).map((name) => `${namespace}/${name}`);
-      if (refs.length) await this.#certificates.tls.sweep(this.#clusterId, refs);
+      await this.#deleteCertificates(
+        service,
+        spec,
+        lb?.services.some((s) => s.protocol === "https") ?? false,
+      );
     });
+  }
+
+  /**
+   * Managed certificates created for the Service go with its balancer (unless used elsewhere), and
+   * those uploaded from the TLS Secrets it named (unless another balancer uses them).
+   */
+  async #deleteCertificates(service: Service, spec: LoadBalancerSpec, servedHttps: boolean): Promise<void> {
+    if (spec.certificateType === "managed" || servedHttps) await this.#certificates.deleteFor(service);
+    const namespace = service.metadata?.namespace ?? "default";
+    const refs = tlsSecretNames(spec).map((name) => `${namespace}/${name}`);
+    if (refs.length) await this.#certificates.tls.sweep(this.#clusterId, refs);
   }
 
   #spec(service: Service): LoadBalancerSpec {

@@ -20,7 +20,7 @@ import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import { defaultLoadBalancerName, type LoadBalancerSpec } from "./annotations.ts";
 import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { ExternalObjectConsent } from "./consent.ts";
-import { LB_ANNOTATION_PREFIX } from "../names.ts";
+import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION, SHARE_LABEL } from "../names.ts";
 
 /** A refusal that leaves the Service without a balancer of its own (the controller stops advertising). */
 function noBalancer(err: Error): Error {
@@ -81,6 +81,7 @@ export class LbLookup {
     }
     const owner = found.labels?.[SERVICE_UID_LABEL];
     const otherCluster = found.labels?.[CLUSTER_ID_LABEL];
+    const share = found.labels?.[SHARE_LABEL];
     // A refusal leaves the Service without a balancer of its own (the controller stops advertising).
     const refuse = (why: string) => {
       throw noBalancer(
@@ -93,6 +94,13 @@ export class LbLookup {
     const ours = this.clusterId();
     if (otherCluster && ours && otherCluster !== ours) {
       refuse(`belongs to another cluster (${CLUSTER_ID_LABEL}=${otherCluster})`);
+    }
+    if (share !== undefined) {
+      refuse(
+        `is shared by the Services of namespace ${
+          found.labels?.[SERVICE_NAMESPACE_LABEL]
+        } (share key "${share}")`,
+      );
     }
     if (owner) {
       if (this.serviceExists(owner)) refuse(`belongs to another Service (UID ${owner})`);
@@ -156,7 +164,8 @@ export function rivalClaim(
   for (const other of services) {
     const annotations = other.metadata?.annotations ?? {};
     if (other.metadata?.uid === uid || other.spec?.type !== "LoadBalancer") continue;
-    if (annotations[`${LB_ANNOTATION_PREFIX}attach-to`]) continue; // no balancer of its own
+    // No balancer of its own.
+    if (annotations[`${LB_ANNOTATION_PREFIX}attach-to`] || annotations[SHARE_ANNOTATION]) continue;
     const who = `${other.metadata?.namespace ?? "default"}/${other.metadata?.name}`;
     if (defaultLoadBalancerName(other) === name) return { who, why: "the name made from its UID" };
     if (annotations[NAME_ANNOTATION] !== name) continue;

@@ -51,15 +51,29 @@ export interface Ownership {
   identity?: Record<string, string>;
 }
 
-/** Owner labels and name, reverse DNS, algorithm and type: what runs before the network step. */
-export function planShape(lb: LB, spec: LoadBalancerSpec, owner: Ownership): LbAction[] {
+/** The labels that say a balancer is the Service's (on top of the user's). */
+export function ownerLabels(owner: Ownership): Record<string, string> {
+  return {
+    [SERVICE_UID_LABEL]: owner.serviceUid,
+    ...(owner.clusterId ? { [CLUSTER_ID_LABEL]: owner.clusterId } : {}),
+    ...owner.identity,
+  };
+}
+
+/**
+ * Owner labels and name, reverse DNS, algorithm and type: what runs before the network step.
+ * `owner`: the Service's ownership, or the exact owner labels (a shared balancer's record).
+ */
+export function planShape(
+  lb: LB,
+  spec: LoadBalancerSpec,
+  owner: Ownership | { labels: Record<string, string> },
+): LbAction[] {
   const actions: LbAction[] = [];
   const name = spec.name && spec.name !== lb.name ? spec.name : undefined;
   const wanted: Record<string, string> = {
     ...spec.labels,
-    [SERVICE_UID_LABEL]: owner.serviceUid,
-    ...(owner.clusterId ? { [CLUSTER_ID_LABEL]: owner.clusterId } : {}),
-    ...owner.identity,
+    ...("labels" in owner ? owner.labels : ownerLabels(owner)),
   };
   const missing = Object.entries(wanted).some(([key, value]) => lb.labels?.[key] !== value);
   if (missing || name) {
