@@ -38,6 +38,8 @@ export interface HousekeepingHooks {
   wanted(): Service[];
   /** The wanted Services whose last sync succeeded (not being deleted). */
   synced(): Service[];
+  /** The name of the Service's balancer: Services that share one count as one balancer when many vanish. */
+  balancerOf?(service: Service): string;
   /** Syncs the Service again; `recreate`: its balancer is gone, so forget what it was synced with. */
   resync(service: Service, recreate: boolean): void;
 }
@@ -154,7 +156,7 @@ export class LoadBalancerHousekeeping {
     const synced = this.#hooks.synced();
     if (synced.length === 0) return;
     const owners = await this.#inventory?.owners(synced.length, signal);
-    if (owners) this.#recreate(synced.filter((svc) => !owners.has(svc.metadata!.uid!)), synced.length);
+    if (owners) this.#recreate(synced.filter((svc) => !owners.has(svc.metadata!.uid!)), synced);
   }
 
   /** Syncs again every Service whose balancer was changed outside the CCM; recreates missing ones. */
@@ -166,7 +168,7 @@ export class LoadBalancerHousekeeping {
     const wanted = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
     if ([...report.owners].some((uid) => !wanted.has(uid))) await this.#sweep(signal);
     const synced = this.#hooks.synced();
-    this.#recreate(synced.filter((svc) => !report.owners.has(svc.metadata!.uid!)), synced.length);
+    this.#recreate(synced.filter((svc) => !report.owners.has(svc.metadata!.uid!)), synced);
     for (const service of synced) {
       const differences = report.drifted.get(service.metadata!.uid!);
       if (!differences) continue;
@@ -209,10 +211,13 @@ export class LoadBalancerHousekeeping {
     }
   }
 
-  #recreate(missing: Service[], synced: number): void {
-    const many = missing.length > 1 && missing.length * 2 > synced;
+  #recreate(missing: Service[], synced: Service[]): void {
+    // Counted in balancers: the Services of one shared balancer that vanished are one loss, not many.
+    const balancer = (s: Service) => this.#hooks.balancerOf?.(s) ?? s.metadata!.uid!;
+    const lost = new Set(missing.map(balancer)).size;
+    const many = lost > 1 && lost * 2 > new Set(synced.map(balancer)).size;
     const held = many ? missing.filter((s) => s.metadata?.annotations?.[CONFIRM_RECREATE] !== "true") : [];
-    this.#reportHeld(held, missing.length, synced);
+    this.#reportHeld(held, missing.length, synced.length);
     for (const service of missing) {
       if (held.includes(service)) continue;
       this.#log.warning("the load balancer of {service} is gone; recreating it", {

@@ -30,6 +30,8 @@ const CORROBORATING_NODES = 3;
 const CORROBORATION_VALID_MS = 30_000;
 /** How long a cloud that hid the healthy Nodes' servers stays disbelieved before it is asked again. */
 const CORROBORATION_RETRY_MS = 60_000;
+/** How soon a cloud that could not be asked (errors, an empty budget) is asked again. */
+const CORROBORATION_ERROR_RETRY_MS = 10_000;
 
 /** Builds the controller, or says why it cannot run. */
 export function nodeLifecycleController(ctx: ControllerContext): Controller | { disabled: string } {
@@ -48,6 +50,10 @@ class NodeLifecycleController implements Controller {
   readonly #heldGauge;
   /** The Nodes (UIDs) whose deletion is held, as last reported. */
   #heldKey = "";
+  /** The same Nodes, by name. */
+  #held = new Set<string>();
+  /** When the held Nodes' servers were last read. */
+  #heldReadAt = 0;
   /** When the cloud last failed to show the healthy Nodes' servers (see `#cloudShowsHealthyNodes`). */
   #disbelievedAt: number | undefined;
   /** When it last showed them: believed for a while, so a burst of departures asks once. */
@@ -84,13 +90,29 @@ class NodeLifecycleController implements Controller {
    */
   async monitor(signal?: AbortSignal): Promise<void> {
     const nodes = this.#ctx.informers.for(NODES).list();
+    // Nodes already held stay gone unread while the cloud is still not believed: reading each one's
+    // server on every pass is a request per Node per period for as long as the hold lasts (20 held
+    // Nodes at the default 5 s: four times the project's hourly budget). They are read again, fresh,
+    // once the cloud shows the healthy Nodes' servers again, and at most once a minute meanwhile (with
+    // no Ready Node to ask, that is how servers that came back are seen).
+    const stillHeld = nodes.filter((n) =>
+      this.#held.has(n.metadata?.name ?? "") && !isReady(n) && !n.metadata?.deletionTimestamp &&
+      n.metadata?.annotations?.[CONFIRM_DELETION] !== "true"
+    );
+    const max = this.#ctx.flags.nodeDeletionMaxPercent;
+    const manyHeld = max < 100 && stillHeld.length > 1 && stillHeld.length * 100 > max * nodes.length;
+    const skip = stillHeld.length > 0 && Date.now() - this.#heldReadAt < CORROBORATION_RETRY_MS &&
+      !(await this.#cloudShowsHealthyNodes(nodes, manyHeld, signal));
+    if (stillHeld.length > 0 && !skip) this.#heldReadAt = Date.now();
     const verdicts = await Promise.all(
-      nodes.map(async (node) => ({ node, gone: await this.#check(node, signal) })),
+      nodes.map(async (node) => ({
+        node,
+        gone: skip && stillHeld.includes(node) ? true : await this.#check(node, signal),
+      })),
     );
     // A pass cut short (SIGTERM, a lost lease) decides nothing.
     if (signal?.aborted) return;
     const gone = verdicts.filter((v) => v.gone).map((v) => v.node);
-    const max = this.#ctx.flags.nodeDeletionMaxPercent;
     const many = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
     const implausible = gone.length > 0 && !(await this.#cloudShowsHealthyNodes(nodes, many, signal));
     if (signal?.aborted) return;
@@ -120,15 +142,23 @@ class NodeLifecycleController implements Controller {
       .slice(0, CORROBORATING_NODES);
     if (healthy.length === 0) return !many;
     let shown = true;
+    let failed = false;
     for (const node of healthy) {
       try {
         if (!(await this.#instances.instanceExists(node, signal))) shown = false;
       } catch {
+        // No answer is no corroboration: nothing is deleted, and the question is asked again soon
+        // (a 5xx or a 429 under load is not a cloud hiding servers, worth a minute's hold).
         shown = false;
+        failed = true;
       }
       if (!shown) break;
     }
-    this.#disbelievedAt = shown ? undefined : now;
+    this.#disbelievedAt = shown
+      ? undefined
+      : failed
+      ? now - CORROBORATION_RETRY_MS + CORROBORATION_ERROR_RETRY_MS
+      : now;
     this.#believedAt = shown ? now : undefined;
     return shown;
   }
@@ -136,6 +166,9 @@ class NodeLifecycleController implements Controller {
   /** Reports a change of the held set: event per Node, log line, metric and `/readyz`. */
   #reportHeld(held: Node[], gone: number, total: number): void {
     this.#heldGauge.set({}, held.length);
+    const before = this.#held;
+    this.#held = new Set(held.map((n) => n.metadata?.name ?? ""));
+    if (held.some((n) => !before.has(n.metadata?.name ?? ""))) this.#heldReadAt = Date.now();
     const key = held.map((n) => n.metadata?.uid).sort().join(",");
     if (key === this.#heldKey) return;
     this.#heldKey = key;

@@ -76,3 +76,17 @@ Deno.test("node lifecycle: the only Node NotReady and gone (nothing to ask) → 
   await t.runFor(300);
   assertEquals(t.apiserver.objects<Node>("nodes").length, 0);
 });
+
+Deno.test("node lifecycle: held Nodes are not read again on every pass while the cloud is disbelieved", async () => {
+  const fake = new FakeProvider();
+  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=20ms"]);
+  for (let i = 0; i < 5; i++) t.apiserver.seed("nodes", node(`n-${i}`, i < 2));
+  // The Ready Nodes' machines are missing too: the cloud is not believed, deletions are held.
+  await t.runFor(400);
+  const readsOf = (name: string) =>
+    fake.callsOf("instance-exists").filter((c) => c.endsWith(` ${name}`)).length;
+  assertEquals(t.apiserver.objects<Node>("nodes").length, 5, "held");
+  // About 20 passes ran: a held Node's server was read when it was first found gone, not on each pass.
+  assertEquals(readsOf("n-2"), 1, `n-2 read ${readsOf("n-2")}×`);
+  assertEquals(readsOf("n-4"), 1);
+});

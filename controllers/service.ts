@@ -81,6 +81,7 @@ class ServiceController implements Controller {
     this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs.inventory, this.#recorder, {
       wanted: () => this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)),
       synced: () => this.#syncedServices(),
+      balancerOf: (svc) => lbs.getLoadBalancerName(ctx.flags.clusterName, svc),
       resync: (svc, recreate) => {
         if (recreate) this.#nodeSets.forget(objectKey(svc));
         this.#queue.add(objectKey(svc));

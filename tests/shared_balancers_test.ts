@@ -166,6 +166,23 @@ Deno.test({
         }
       });
 
+      await t.step(
+        "a shared balancer deleted in the console comes back with every member's ports",
+        async () => {
+          const gone = balancers("web")[0];
+          await s.api("DELETE", `/load_balancers/${gone.id}`);
+          await eventually(() => ports("web").length === 4, 20_000);
+          assertEquals(balancers("web").length, 1, "one balancer again");
+          assertEquals(owners("web"), ["443=b", "8080=c", "80=a", "8443=b"]);
+          for (const name of ["a", "b", "c"]) {
+            await eventually(
+              async () => (await ingress(name)) === balancers("web")[0].public_net.ipv4.ip,
+              20_000,
+            );
+          }
+        },
+      );
+
       await t.step("a CCM stopped between the claim and the port of a join converges", async () => {
         sim.control.setFaults({
           rules: [{ match: "add_service", status: 500, code: "server_error" }],

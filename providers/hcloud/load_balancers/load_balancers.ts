@@ -60,6 +60,7 @@ import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
 import { LB_ANNOTATION_PREFIX, SHARE_LABEL, TLS_SECRET_LABEL } from "../names.ts";
 import { SHARED_STATE, sharedAlive, SharedBalancers } from "./shared.ts";
+import { sharedName } from "./shared_record.ts";
 import { tlsSecretNames } from "./port_settings.ts";
 import { allUnhealthy, type BalancerHealth, balancerHealth, TargetHealthGauge } from "./target_health.ts";
 import type { Registry } from "../../../lib/metrics.ts";
@@ -136,7 +137,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
-    return parseLoadBalancerSpec(service, this.#defaults).spec.name || defaultLoadBalancerName(service);
+    const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+    if (spec.name) return spec.name;
+    return spec.share
+      ? sharedName(service.metadata?.namespace ?? "default", spec.share)
+      : defaultLoadBalancerName(service);
   }
 
   async getLoadBalancer(

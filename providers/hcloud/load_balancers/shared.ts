@@ -147,7 +147,7 @@ export class SharedBalancers {
         await this.#checkLimit(spec, undefined, desired.length, namespace, []);
         await this.#labeler.apply();
         lb = await createLoadBalancer(this.#client, this.#waiter, {
-          name: spec.name ?? await sharedName(namespace, key),
+          name: spec.name ?? sharedName(namespace, key),
           owner: sharedLabels({}, record, desired.map((d) => d.listen_port)),
           spec,
           services: desired,

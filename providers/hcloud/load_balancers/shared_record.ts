@@ -68,11 +68,13 @@ export function shareSelector(clusterId: string, namespace: string, key?: string
 }
 
 /** The default name of a shared balancer: `<namespace>-<key>`, shortened with a digest past 63 characters. */
-export async function sharedName(namespace: string, key: string): Promise<string> {
+export function sharedName(namespace: string, key: string): string {
   const name = `${namespace}-${key}`;
   if (name.length <= 63) return name;
-  const digest = (await sha256Hex(name)).slice(0, 8);
-  return `${namespace.slice(0, 63 - key.length - 10)}-${key}-${digest}`;
+  // FNV-1a: only tells apart namespaces that share their first characters (names are unique anyway).
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return `${namespace.slice(0, 63 - key.length - 10)}-${key}-${hash.toString(16).padStart(8, "0")}`;
 }
 
 /**
