@@ -47,12 +47,20 @@ export function seedScenario(sim: Simulator): void {
   });
 }
 
-/** Runs the scenario; throws when any step does not converge within its time. */
-export async function runScenario(client: KubeClient, sim: Simulator, timeoutMs = 60_000): Promise<void> {
+/**
+ * Runs the scenario; throws when any step does not converge within its time. `podCidrs`: the
+ * Nodes' pod CIDRs by index (IPv4 `10.244.<i>.0/24` unless given; only IPv4 ones are routed).
+ */
+export async function runScenario(
+  client: KubeClient,
+  sim: Simulator,
+  timeoutMs = 60_000,
+  podCidrs: (i: number) => string[] = (i) => [`10.244.${i}.0/24`],
+): Promise<void> {
   const network = sim.world.findNetwork("k8s")!;
   const names = ["cp", "w1", "w2"];
   for (const [i, name] of names.entries()) {
-    await registerNode(client, name, { podCIDRs: [`10.244.${i}.0/24`] });
+    await registerNode(client, name, { podCIDRs: podCidrs(i) });
   }
   await eventually(
     async () =>

@@ -81,7 +81,11 @@ Deno.test({
       await t.step("three Services of one key share one balancer, each with its ports", async () => {
         await client.create(SERVICES, service("a", "web", [80]));
         await eventually(async () => (await ingress("a")) !== undefined, 20_000);
-        await client.create(SERVICES, service("b", "web", [443, 8443]));
+        // Its own per-port setting: 8443 speaks HTTP, the other ports on the balancer stay TCP.
+        await client.create(
+          SERVICES,
+          service("b", "web", [443, 8443], { "service.deno-ccm.io/port-8443-protocol": "http" }),
+        );
         await eventually(() => ports("web").length === 3, 20_000);
         await eventually(async () => (await ingress("b")) !== undefined, 20_000);
         const from = sim.audit.length;
@@ -101,6 +105,10 @@ Deno.test({
         }
         assertEquals(owners("web"), ["443=b", "8080=c", "80=a", "8443=b"]);
         assertEquals(lb.name, "default-web");
+        assertEquals(
+          lb.services.map((x) => `${x.listen_port}/${x.protocol}`).sort(),
+          ["443/tcp", "80/tcp", "8080/tcp", "8443/http"],
+        );
         assertEquals(lb.targets.filter((x) => x.type === "label_selector").length, 1, "the cluster's target");
         const svcB = await get("b");
         assertEquals(
