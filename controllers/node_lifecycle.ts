@@ -52,8 +52,6 @@ class NodeLifecycleController implements Controller {
   #heldKey = "";
   /** The same Nodes, by name. */
   #held = new Set<string>();
-  /** When the held Nodes' servers were last read. */
-  #heldReadAt = 0;
   /** When the cloud last failed to show the healthy Nodes' servers (see `#cloudShowsHealthyNodes`). */
   #disbelievedAt: number | undefined;
   /** When it last showed them: believed for a while, so a burst of departures asks once. */
@@ -90,20 +88,20 @@ class NodeLifecycleController implements Controller {
    */
   async monitor(signal?: AbortSignal): Promise<void> {
     const nodes = this.#ctx.informers.for(NODES).list();
-    // Nodes already held stay gone unread while the cloud is still not believed: reading each one's
-    // server on every pass is a request per Node per period for as long as the hold lasts (20 held
-    // Nodes at the default 5 s: four times the project's hourly budget). They are read again, fresh,
-    // once the cloud shows the healthy Nodes' servers again, and at most once a minute meanwhile (with
-    // no Ready Node to ask, that is how servers that came back are seen).
+    // Nodes already held are not read again while the cloud is still not believed: reading each
+    // one's server on every pass is a request per Node per period for as long as the hold lasts (20
+    // held Nodes at the default 5 s: four times the project's hourly budget). One of them, the first
+    // by name, is read on each pass instead: once its server is back (the cloud answers plausibly
+    // again, and with no Ready Node to ask that is how it shows) or the cloud is believed again, all
+    // are read afresh.
     const stillHeld = nodes.filter((n) =>
       this.#held.has(n.metadata?.name ?? "") && !isReady(n) && !n.metadata?.deletionTimestamp &&
       n.metadata?.annotations?.[CONFIRM_DELETION] !== "true"
-    );
+    ).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
     const max = this.#ctx.flags.nodeDeletionMaxPercent;
     const manyHeld = max < 100 && stillHeld.length > 1 && stillHeld.length * 100 > max * nodes.length;
-    const skip = stillHeld.length > 0 && Date.now() - this.#heldReadAt < CORROBORATION_RETRY_MS &&
-      !(await this.#cloudShowsHealthyNodes(nodes, manyHeld, signal));
-    if (stillHeld.length > 0 && !skip) this.#heldReadAt = Date.now();
+    const skip = stillHeld.length > 0 && !(await this.#cloudShowsHealthyNodes(nodes, manyHeld, signal)) &&
+      !(await this.#instances.instanceExists(stillHeld[0], signal).catch(() => false));
     const verdicts = await Promise.all(
       nodes.map(async (node) => ({
         node,
@@ -133,14 +131,19 @@ class NodeLifecycleController implements Controller {
    */
   async #cloudShowsHealthyNodes(nodes: Node[], many: boolean, signal?: AbortSignal): Promise<boolean> {
     const now = Date.now();
-    if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
-    // Each deletion still rests on a fresh read of its own server; this only asks whether the cloud
-    // as a whole answers plausibly, which a burst of departures need not ask again and again.
-    if (this.#believedAt !== undefined && now - this.#believedAt < CORROBORATION_VALID_MS) return true;
     const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
       .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
       .slice(0, CORROBORATING_NODES);
+    // Nothing to ask: decided by the count alone, whatever an earlier answer was.
     if (healthy.length === 0) return !many;
+    if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
+    // Each deletion still rests on a fresh read of its own server; this only asks whether the cloud
+    // as a whole answers plausibly, which a burst of a few departures need not ask again and again.
+    // Many gone at once is asked about afresh: a cloud that turned empty (another project's token)
+    // within the window of an earlier answer must not pass on that answer.
+    if (!many && this.#believedAt !== undefined && now - this.#believedAt < CORROBORATION_VALID_MS) {
+      return true;
+    }
     let shown = true;
     let failed = false;
     for (const node of healthy) {
@@ -166,9 +169,7 @@ class NodeLifecycleController implements Controller {
   /** Reports a change of the held set: event per Node, log line, metric and `/readyz`. */
   #reportHeld(held: Node[], gone: number, total: number): void {
     this.#heldGauge.set({}, held.length);
-    const before = this.#held;
     this.#held = new Set(held.map((n) => n.metadata?.name ?? ""));
-    if (held.some((n) => !before.has(n.metadata?.name ?? ""))) this.#heldReadAt = Date.now();
     const key = held.map((n) => n.metadata?.uid).sort().join(",");
     if (key === this.#heldKey) return;
     this.#heldKey = key;

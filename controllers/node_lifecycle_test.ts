@@ -4,10 +4,11 @@
  * Nodes' machines.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../testing/assert.ts";
+import { assert, assertEquals } from "../testing/assert.ts";
 import { newController } from "../testing/controller_harness.ts";
 import { FakeProvider } from "../providers/fake/fake_provider.ts";
 import { nodeLifecycleController } from "./node_lifecycle.ts";
+import { eventually } from "../testing/helpers.ts";
 
 function node(name: string, ready: boolean): Node {
   return {
@@ -86,7 +87,32 @@ Deno.test("node lifecycle: held Nodes are not read again on every pass while the
   const readsOf = (name: string) =>
     fake.callsOf("instance-exists").filter((c) => c.endsWith(` ${name}`)).length;
   assertEquals(t.apiserver.objects<Node>("nodes").length, 5, "held");
-  // About 20 passes ran: a held Node's server was read when it was first found gone, not on each pass.
-  assertEquals(readsOf("n-2"), 1, `n-2 read ${readsOf("n-2")}×`);
+  // About 20 passes ran: a held Node's server was read when it was first found gone, not on each
+  // pass; the first held one by name is read on each pass, to see servers come back.
+  assertEquals(readsOf("n-3"), 1, `n-3 read ${readsOf("n-3")}×`);
   assertEquals(readsOf("n-4"), 1);
+  assert(readsOf("n-2") > 5, `the first held Node is read on each pass (${readsOf("n-2")}×)`);
+});
+
+Deno.test("node lifecycle: a cloud believed a moment ago is not believed for a mass vanishing with no Ready Node left", async () => {
+  const fake = new FakeProvider();
+  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=20ms"]);
+  for (let i = 0; i < 5; i++) {
+    fake.addMachine(`n-${i}`);
+    t.apiserver.seed("nodes", node(`n-${i}`, true));
+  }
+  t.apiserver.seed("nodes", node("leaver", false)); // no machine: deleted, the cloud believed
+  await t.runWhile(async () => {
+    await eventually(
+      () => !t.apiserver.objects<Node>("nodes").some((n) => n.metadata?.name === "leaver"),
+      2_000,
+    );
+    // Within the belief's 30 s: every Node goes NotReady and every server vanishes (a wrong project).
+    for (let i = 0; i < 5; i++) {
+      fake.machines.clear();
+      t.apiserver.seed("nodes", node(`n-${i}`, false));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  });
+  assertEquals(t.apiserver.objects<Node>("nodes").length, 5, "nothing deleted on an earlier answer");
 });

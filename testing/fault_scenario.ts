@@ -156,7 +156,16 @@ export async function runFaultScenario(
     const server = sim.addServer({ name, location: "fsn1", private_net: [{ network: "k8s" }] });
     live.set(name, server.id);
     const pod = podIndex++;
-    await retrying(() => registerNode(client, name, { podCIDRs: [`10.244.${pod}.0/24`] }));
+    // Ready as a kubelet reports itself: the node lifecycle's breaker asks Ready Nodes whether the
+    // cloud still shows their servers before it believes a burst of departures.
+    const now = new Date().toISOString();
+    const ready = { type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: now };
+    await retrying(() =>
+      registerNode(client, name, {
+        podCIDRs: [`10.244.${pod}.0/24`],
+        status: { conditions: [{ ...ready, lastTransitionTime: now }] },
+      })
+    );
   };
   const leave = async (name: string) => {
     live.delete(name);

@@ -233,6 +233,20 @@ Deno.test({
         assertEquals(ports("web"), [80, 443, 8080, 8443], "the others' ports stay");
       });
 
+      await t.step("a Service deleted while the CCM is down leaves when it is back", async () => {
+        await client.create(SERVICES, service("e", "web", [9100]));
+        await eventually(() => ports("web").includes(9100), 20_000);
+        await ccm.stop();
+        await client.delete(SERVICES, "e", { namespace: "default" });
+        assert((await get("e")).metadata?.deletionTimestamp, "held by the finalizer while the CCM is down");
+        ccm = await startCcm(cluster, sim, ARGS, ENV);
+        await eventually(() => !ports("web").includes(9100) && !owners("web").includes("9100=e"), 20_000);
+        await eventually(async () =>
+          (await client.list(SERVICES, { namespace: "default" })).items.length === 4
+        );
+        assertEquals(ports("web"), [80, 443, 8080, 8443]);
+      });
+
       await t.step("a Service that changes its key, or drops it, leaves the shared balancer", async () => {
         const from = sim.audit.length;
         const c = await get("c");

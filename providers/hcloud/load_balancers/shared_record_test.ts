@@ -4,6 +4,7 @@ import { parseLoadBalancerSpec } from "./annotations.ts";
 import type { LoadBalancerDefaults } from "../config.ts";
 import type { DesiredService } from "./desired.ts";
 import type { components } from "../../../hcloud_api/mod.ts";
+import { sharedAlive } from "./shared.ts";
 import {
   otherMembers,
   planJoin,
@@ -176,4 +177,23 @@ Deno.test("shared name: namespace and key, shortened to Hetzner's 63 characters"
   assertEquals(long.length, 63);
   assert(long.includes(`-${"k".repeat(40)}-`));
   assert(long !== sharedName(`${"n".repeat(62)}m`, "k".repeat(40)), "different namespaces differ");
+});
+
+Deno.test("shared orphan: a shared balancer is alive while a live Service of its namespace naming its key owns a port", () => {
+  const labels = lb({ 80: "a", 443: "b" }).labels!;
+  const svc = (name: string, uid: string, key: string | undefined, namespace = "shop") =>
+    ({
+      metadata: {
+        name,
+        namespace,
+        uid,
+        annotations: key ? { "service.deno-ccm.io/load-balancer-share": key } : {},
+      },
+    }) as Service;
+  const live = new Set(["u-a", "u-b", "u-x"]);
+  assert(sharedAlive(labels, [svc("a", "u-a", "web")], live));
+  assert(!sharedAlive(labels, [svc("a", "u-gone", "web")], live), "not live (being deleted, or gone)");
+  assert(!sharedAlive(labels, [svc("a", "u-a", "api")], live), "it names another key now");
+  assert(!sharedAlive(labels, [svc("a", "u-a", "web", "other")], live), "another namespace's a");
+  assert(!sharedAlive(labels, [svc("x", "u-x", "web")], live), "a Service that owns no port");
 });
