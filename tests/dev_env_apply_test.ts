@@ -100,6 +100,16 @@ Deno.test({
       assert(plan.includes("Plan: 6 to add, 0 to change, 0 to destroy."), plan.slice(-400));
       const apply = await tf("apply", "-auto-approve", "-input=false", "-no-color");
       assert(apply.includes("Apply complete! Resources: 6 added"), apply.slice(-400));
+      const created = [...apply.matchAll(/^(\S+): Creation complete/gm)].map((m) => m[1]).sort();
+      console.log(`terraform created: ${created.join(", ")}`);
+      assertEquals(created, [
+        "hcloud_network.cluster",
+        "hcloud_network_subnet.nodes",
+        "hcloud_server.control",
+        "hcloud_server.worker[0]",
+        "hcloud_server.worker[1]",
+        "hcloud_ssh_key.dev",
+      ]);
 
       const w = s.sim.world;
       const servers = [...w.servers.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -123,6 +133,9 @@ Deno.test({
 
       const destroy = await tf("destroy", "-auto-approve", "-input=false", "-no-color");
       assert(destroy.includes("Destroy complete! Resources: 6 destroyed."), destroy.slice(-400));
+      console.log(
+        `terraform destroyed: ${[...destroy.matchAll(/^(\S+): Destruction complete/gm)].length} resources`,
+      );
       assertEquals(w.servers.size, 0);
       assertEquals(w.findNetwork("deno-ccm-dev"), undefined);
     } finally {
