@@ -1,0 +1,98 @@
+/**
+ * Both ends of the supported range (README, "Kubernetes version for tests"): the whole suite runs
+ * against the newest minor's apiserver; this test runs, against the oldest minor's (v1.33, built by
+ * `hack/kube_assets/build.sh --oldest`), the tests whose outcome depends on the apiserver — list and
+ * watch through compaction and restarts, leader election, the end-to-end scenario (also with IPv6 and
+ * dual-stack), the admission policy's CEL, the controllers, shared balancers — and a conformance
+ * subset with one case per kind of Kubernetes write (Node initialization, status and deletion,
+ * Service status, finalizer and events, routes' Node condition).
+ */
+import { assert } from "../testing/assert.ts";
+
+const REPO = new URL("..", import.meta.url).pathname;
+
+/** The tests run again on the oldest minor. */
+const TESTS = [
+  "tests/kube_runtime_test.ts",
+  "tests/failover_test.ts",
+  "tests/admission_policy_test.ts",
+  "tests/address_families_test.ts",
+  "tests/shared_balancers_test.ts",
+  "tests/node_controllers_test.ts",
+  "tests/route_controller_test.ts",
+  "tests/service_controller_test.ts",
+];
+/** The conformance cases run again on the oldest minor. */
+const CASES = [
+  "lb-default",
+  "lb-node-added",
+  "lb-server-deleted",
+  "lb-etp-local",
+  "nodes-basic",
+  "nodes-dualstack",
+  "nodes-server-deleted",
+  "routes-basic",
+  "routes-server-deleted",
+  "upd-annotations-changed",
+  "upd-delete-service",
+  "upd-type-clusterip",
+  "ann-https-managed",
+  "adopt-by-name",
+];
+
+async function run(args: string[], env: Record<string, string>): Promise<{ ok: boolean; text: string }> {
+  const out = await new Deno.Command(args[0], {
+    args: args.slice(1),
+    cwd: REPO,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { ok: out.success, text };
+}
+
+Deno.test({
+  name: "oldest supported minor (v1.33): the apiserver-dependent tests and a conformance subset pass",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const built = await run(["bash", "hack/kube_assets/build.sh", "--oldest"], {});
+    if (!built.ok) {
+      throw new Error(
+        `hack/kube_assets/build.sh --oldest failed (needs Go and the Go module proxy):\n${built.text}`,
+      );
+    }
+    const assets = built.text.trim().split("\n").at(-1)!;
+    const version = await run([`${assets}/kube-apiserver`, "--version"], {});
+    assert(version.text.startsWith("Kubernetes v1.33."), version.text);
+    const env = { KUBEBUILDER_ASSETS: assets, NO_COLOR: "1" };
+
+    await t.step(`the tests (${TESTS.length} files)`, async () => {
+      const tests = await run([Deno.execPath(), "test", "--allow-all", "--no-check=remote", ...TESTS], env);
+      const summary = tests.text.split("\n").filter((l) => /^(ok|FAILED) \|/.test(l)).join("; ");
+      console.log(`on ${version.text.trim()}: ${summary}`);
+      assert(tests.ok, `failed on ${version.text.trim()}:\n${tests.text.slice(-6000)}`);
+    });
+
+    await t.step(`a conformance subset (${CASES.length} cases)`, async () => {
+      const cases = await run(
+        [
+          Deno.execPath(),
+          "run",
+          "--allow-all",
+          "conformance/main.ts",
+          "--parallel",
+          "4",
+          "--only",
+          CASES.join(","),
+        ],
+        env,
+      );
+      const summary = cases.text.split("\n").find((l) => l.startsWith("conformance:")) ?? "";
+      console.log(`on ${version.text.trim()}: ${summary}`);
+      assert(cases.ok && summary.includes(" 0 unlisted differences"), cases.text.slice(-6000));
+    });
+  },
+});
