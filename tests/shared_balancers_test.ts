@@ -71,6 +71,11 @@ Deno.test({
       (await get(name, namespace)).status?.loadBalancer?.ingress?.[0]?.ip;
     const writes = (from: number) =>
       sim.audit.slice(from).filter((e) => e.method !== "GET").map((e) => e.route);
+    // A merge patch: no conflict with the CCM's own writes to the Service.
+    const setKey = (name: string, key: string | null) =>
+      client.patch(SERVICES, name, "merge", { metadata: { annotations: { [SHARE]: key } } }, {
+        namespace: "default",
+      });
     const failed = async (name: string, text: string) =>
       (await eventsOf(client, name)).some((e) =>
         e.startsWith("Warning SyncLoadBalancerFailed") && e.includes(text)
@@ -247,17 +252,25 @@ Deno.test({
         assertEquals(ports("web"), [80, 443, 8080, 8443]);
       });
 
+      await t.step("a key change that cannot join keeps the Service where it was", async () => {
+        await client.create(SERVICES, service("z", "api", [8080]));
+        await eventually(() => ports("api").length === 1, 20_000);
+        await setKey("c", "api");
+        await eventually(() => failed("c", "port 8080 is served by Service default/z"), 20_000);
+        assertEquals(ports("web"), [80, 443, 8080, 8443], "c still serves 8080 on its old balancer");
+        assert(owners("web").includes("8080=c"));
+        await client.delete(SERVICES, "z", { namespace: "default" });
+        await eventually(() => ports("api").length === 0, 20_000);
+        await setKey("c", "web");
+      });
+
       await t.step("a Service that changes its key, or drops it, leaves the shared balancer", async () => {
         const from = sim.audit.length;
-        const c = await get("c");
-        c.metadata!.annotations![SHARE] = "api";
-        await client.update(SERVICES, c);
+        await setKey("c", "api");
         await eventually(() => ports("api").length === 1 && !ports("web").includes(8080), 20_000);
         await eventually(async () => (await ingress("c")) === balancers("api")[0].public_net.ipv4.ip, 20_000);
         console.log(`key change: ${JSON.stringify(writes(from))}`);
-        const b = await get("b");
-        delete b.metadata!.annotations![SHARE];
-        await client.update(SERVICES, b);
+        await setKey("b", null);
         await eventually(() => JSON.stringify(ports("web")) === "[80]", 20_000);
         await eventually(async () => {
           const ip = await ingress("b");

@@ -103,10 +103,13 @@ export class SharedBalancers {
     const record = { clusterId, namespace, key, digest, name: me };
     return await this.#serialized(namespace, async () => {
       const listed = await this.#list(clusterId, namespace);
-      // A Service that changed its key leaves the balancers of its old one first.
-      for (const other of listed.filter((lb) => lb.labels?.[SHARE_LABEL] !== key)) {
-        await this.#leave(other, me);
-      }
+      // A Service that changed its key leaves the balancers of its old one once the new one can take
+      // it (a refused join changes nothing: it keeps serving where it was), before it joins.
+      const leaveOld = async () => {
+        for (const other of listed.filter((lb) => lb.labels?.[SHARE_LABEL] !== key)) {
+          await this.#leave(other, me);
+        }
+      };
       let lb = listed.filter((x) => x.labels?.[SHARE_LABEL] === key).sort((a, b) => a.id - b.id)[0];
       if (lb) {
         const others = otherMembers(lb, me);
@@ -126,6 +129,7 @@ export class SharedBalancers {
         }
         const othersPorts = [...portOwners(lb.labels).values()].filter((o) => o !== me).length;
         await this.#checkLimit(spec, lb, othersPorts + desired.length, namespace, others);
+        await leaveOld();
         await this.#labeler.apply();
         if (lb.labels?.[SHARE_SETTINGS_LABEL] !== digest) {
           // Its only member changed them: the balancer follows, as an unshared one would.
@@ -145,6 +149,7 @@ export class SharedBalancers {
         if (changed) lb = await this.#get(lb.id) ?? lb;
       } else {
         await this.#checkLimit(spec, undefined, desired.length, namespace, []);
+        await leaveOld();
         await this.#labeler.apply();
         lb = await createLoadBalancer(this.#client, this.#waiter, {
           name: spec.name ?? sharedName(namespace, key),
