@@ -14,7 +14,7 @@
 import type { Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
 import { type DesiredService, serviceDiffers } from "./desired.ts";
-import type { LbAction } from "./plan.ts";
+import { type LbAction, planLabelTarget } from "./plan.ts";
 import { quoteValue } from "../../../lib/quote_value.ts";
 import {
   CLUSTER_ID_LABEL,
@@ -207,19 +207,8 @@ export function planJoin(
     if (!actual) actions.push({ kind: "add_service", service: want });
     else if (serviceDiffers(want, actual)) actions.push({ kind: "update_service", service: want });
   }
-  const present = lb.targets.some((t) =>
-    t.type === "label_selector" && t.label_selector?.selector === target.selector
-  );
-  if (!present) {
-    actions.push({
-      kind: "add_target",
-      target: {
-        type: "label_selector",
-        label_selector: { selector: target.selector },
-        use_private_ip: target.usePrivateIp,
-      },
-    });
-  }
+  // The cluster's target, as on any label-selector balancer the CCM made (its private-IP flag too).
+  actions.push(...planLabelTarget(lb, target.selector, target.usePrivateIp));
   const released = { ...claimed };
   for (const [port, owner] of owners) if (owner === me && !wanted.has(port)) delete released[portLabel(port)];
   return {

@@ -197,3 +197,10 @@ Deno.test("shared orphan: a shared balancer is alive while a live Service of its
   assert(!sharedAlive(labels, [svc("a", "u-a", "web", "other")], live), "another namespace's a");
   assert(!sharedAlive(labels, [svc("x", "u-x", "web")], live), "a Service that owns no port");
 });
+
+Deno.test("shared join: the cluster's target follows use-private-ip; another target is removed", () => {
+  const b = lb({ 443: "b" });
+  b.targets.push({ type: "server", server: { id: 9 } } as LB["targets"][number]);
+  const plan = planJoin(b, "b", [svc(443)], { selector: SEL, usePrivateIp: true });
+  assertEquals(kinds(plan.actions), ["remove_target", "add_target", "remove_target"]);
+});
