@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the local control plane needs exists: etcd (Debian's etcd-server) and kube-apiserver
 # built from the Go module proxy (cached); for the tests (the default) also kubectl, kube-proxy, kube-controller-manager,
-# nftables, helm, promtool, terraform and its hcloud provider.
+# nftables, containerd, helm, promtool, terraform and its hcloud provider.
 # Installs etcd with apt-get when running as root; otherwise says what to install. Prints nothing when
 # everything is in place.
 #   usage: hack/ensure_test_assets.sh [--demo]
@@ -39,6 +39,19 @@ if ! command -v nft >/dev/null; then
     (apt-get install -y -qq nftables >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq nftables; }) >&2
   else
     echo "nft is missing: install Debian's nftables (sudo apt-get install nftables)" >&2
+    exit 1
+  fi
+fi
+# containerd, the container runtime of the real kubelets (tests/kubelet_test.ts; testing/containerd.ts
+# starts its own, with every path in the test's folder).
+if ! [[ -x /usr/bin/containerd ]] && [[ -z "${TEST_ASSET_CONTAINERD:-}" ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "installing containerd from Debian" >&2
+    (apt-get install -y -qq containerd >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq containerd; }) >&2
+    # The package enables a system service; the tests start their own containerd.
+    (systemctl disable --now containerd >/dev/null 2>&1 || true)
+  else
+    echo "containerd is missing: install Debian's containerd (sudo apt-get install containerd)" >&2
     exit 1
   fi
 fi

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Node } from "kubernetes-types/core/v1.d.ts";
+import type { Node, NodeCondition } from "kubernetes-types/core/v1.d.ts";
 import { runApp } from "../app.ts";
 import { parseFlags } from "../config/flags.ts";
 import { resolveControllers } from "../config/controllers_flag.ts";
@@ -112,10 +112,61 @@ export async function adminClient(cluster: TestCluster): Promise<KubeClient> {
   return new KubeClient(new HttpTransport(await cluster.adminConnection(), { qps: 0 }));
 }
 
+/** The architecture label value a kubelet on this machine writes (Go's `GOARCH`). */
+const GOARCH = ({ x86_64: "amd64", aarch64: "arm64" } as Record<string, string>)[Deno.build.arch] ??
+  Deno.build.arch;
+
 /**
- * Registers a Node the way the kubelet does with `--cloud-provider=external`: the uninitialized
- * taint, the provided-node-ip annotation when `nodeIp` is given, a Hostname address, no provider ID
- * unless given.
+ * What a kubelet (v1.33-v1.36, `--cloud-provider=external`) writes into a Node when it registers,
+ * as far as the CCM can see it: its name, OS and architecture labels, the attach-detach annotation,
+ * the provided-node-ip annotation and an InternalIP address when it has `--node-ip`, a Hostname
+ * address, the uninitialized taint, no provider ID, its conditions (not Ready yet). tests/node_imitation_test.ts compares it field by
+ * field with what a real kubelet registers, so the two cannot drift apart.
+ */
+export function kubeletNode(name: string, nodeIp?: string): Node {
+  const ips = nodeIp ? nodeIp.split(",") : [];
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name,
+      labels: {
+        "beta.kubernetes.io/arch": GOARCH,
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": GOARCH,
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+      },
+      annotations: {
+        "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+        ...(nodeIp ? { [PROVIDED_NODE_IP]: nodeIp } : {}),
+      },
+    },
+    spec: { taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }] },
+    status: {
+      addresses: [
+        ...ips.map((address) => ({ type: "InternalIP", address })),
+        { type: "Hostname", address: name },
+      ],
+      // A kubelet registers before its runtime and PLEG have answered: not Ready yet.
+      conditions: [
+        ["MemoryPressure", "False", "KubeletHasSufficientMemory"],
+        ["DiskPressure", "False", "KubeletHasNoDiskPressure"],
+        ["PIDPressure", "False", "KubeletHasSufficientPID"],
+        ["Ready", "False", "KubeletNotReady"],
+      ].map(([type, status, reason]) => ({
+        type,
+        status,
+        reason,
+        message: "registered by the test harness",
+      })),
+    },
+  };
+}
+
+/**
+ * Registers a Node the way the kubelet does with `--cloud-provider=external` ({@link kubeletNode}),
+ * with the given labels, provider ID, pod CIDRs and status added.
  */
 export async function registerNode(
   client: KubeClient,
@@ -125,28 +176,32 @@ export async function registerNode(
     providerID?: string;
     labels?: Record<string, string>;
     podCIDRs?: string[];
-    /** More of the status the kubelet reports along with its Hostname address. */
+    /** More of the status the kubelet reports along with its addresses. */
     status?: Record<string, unknown>;
   } = {},
 ): Promise<Node> {
   // The kubelet sends its status with the create. A separate status write after it would race the
   // CCM: one landing after the Node's initialization replaced the addresses the CCM had written.
-  const status = { ...options.status, addresses: [{ type: "Hostname", address: name }] };
+  const node = kubeletNode(name, options.nodeIp);
+  const given = (options.status?.conditions ?? []) as NodeCondition[];
   const created = await client.create(NODES, {
-    apiVersion: "v1",
-    kind: "Node",
-    metadata: {
-      name,
-      labels: { "kubernetes.io/hostname": name, ...options.labels },
-      annotations: options.nodeIp ? { [PROVIDED_NODE_IP]: options.nodeIp } : {},
-    },
+    ...node,
+    metadata: { ...node.metadata, labels: { ...node.metadata!.labels, ...options.labels } },
     spec: {
+      ...node.spec,
       providerID: options.providerID,
       podCIDR: options.podCIDRs?.[0],
       podCIDRs: options.podCIDRs,
-      taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }],
     },
-    status,
+    status: {
+      ...options.status,
+      addresses: node.status!.addresses,
+      // The given conditions replace the registration's of the same type.
+      conditions: [
+        ...node.status!.conditions!.filter((c) => !given.some((g) => g.type === c.type)),
+        ...given,
+      ],
+    },
   });
   if (created.status?.addresses?.length) return created;
   throw new Error(`the apiserver dropped the status of Node ${name} on create`);

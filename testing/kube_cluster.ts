@@ -17,6 +17,8 @@ export interface KubeAssets {
   kubeProxy?: string;
   /** kube-controller-manager (node IPAM and node lifecycle beside the CCM: testing/kube_controller_manager.ts). */
   kubeControllerManager?: string;
+  /** A real kubelet (testing/kubelet.ts). */
+  kubelet?: string;
   etcd: string;
 }
 
@@ -51,6 +53,7 @@ export async function findKubeAssets(): Promise<KubeAssets> {
     env.TEST_ASSET_KUBE_CONTROLLER_MANAGER,
     `${dir}/kube-controller-manager`,
   ]);
+  const kubelet = await pick([env.TEST_ASSET_KUBELET, `${dir}/kubelet`]);
   const etcd = await pick([env.TEST_ASSET_ETCD, `${dir}/etcd`, "/usr/bin/etcd"]);
   const missing: string[] = [];
   if (!apiserver) {
@@ -65,7 +68,7 @@ export async function findKubeAssets(): Promise<KubeAssets> {
     );
   }
   if (missing.length) throw new Error(`test cluster prerequisites missing:\n  ${missing.join("\n  ")}`);
-  return { apiserver: apiserver!, kubectl, kubeProxy, kubeControllerManager, etcd: etcd! };
+  return { apiserver: apiserver!, kubectl, kubeProxy, kubeControllerManager, kubelet, etcd: etcd! };
 }
 
 /** A running etcd + kube-apiserver. */

@@ -10,18 +10,11 @@
  * @module
  */
 import type { TestCluster } from "./kube_cluster.ts";
+import { NodeNamespace } from "./node_namespace.ts";
 
 /** The address a Node's endpoints answer on. */
 export function kubeProxyNodeAddress(index: number): string {
   return `10.200.${index}.2`;
-}
-
-async function sh(command: string, allowFailure = false): Promise<void> {
-  const out = await new Deno.Command("bash", { args: ["-c", command], stdout: "null", stderr: "piped" })
-    .output();
-  if (!out.success && !allowFailure) {
-    throw new Error(`${command}: ${new TextDecoder().decode(out.stderr).trim()}`);
-  }
 }
 
 /** Fails, saying how to get them, when a real kube-proxy cannot run here. */
@@ -41,15 +34,10 @@ export async function kubeProxyPrerequisites(cluster: TestCluster): Promise<stri
 
 /** One Node's namespace, relay and kube-proxy. */
 export class KubeProxyNode {
-  readonly #ns: string;
-  readonly #veth: string;
-  #relay?: Deno.TcpListener;
+  #ns?: NodeNamespace;
   #proxy?: Deno.ChildProcess;
 
-  private constructor(readonly index: number, readonly nodeName: string, readonly dir: string) {
-    this.#ns = `deno-ccm-n${index}-${Deno.pid}`;
-    this.#veth = `dcv${index}p${Deno.pid % 10000}`;
-  }
+  private constructor(readonly index: number, readonly nodeName: string, readonly dir: string) {}
 
   /** The address the Node's endpoints answer on. */
   get address(): string {
@@ -71,62 +59,28 @@ export class KubeProxyNode {
   }
 
   async #start(cluster: TestCluster, binary: string): Promise<void> {
-    const [ns, host, inner] = [this.#ns, `${this.#veth}h`, `${this.#veth}n`];
-    const hostIp = `10.200.${this.index}.1`;
-    await sh(
-      `ip netns add ${ns} && ip link add ${host} type veth peer name ${inner} && ip link set ${inner} netns ${ns}`,
-    );
-    await sh(`ip addr add ${hostIp}/24 dev ${host} && ip link set ${host} up`);
-    await sh(
-      `ip netns exec ${ns} sh -c 'ip addr add ${this.address}/24 dev ${inner} && ip link set ${inner} up && ` +
-        `ip link set lo up && ip route add default via ${hostIp} && sysctl -qw net.ipv4.ip_forward=1'`,
-    );
-    // The apiserver, reached from the namespace through the host end of the veth.
-    this.#relay = Deno.listen({ hostname: hostIp, port: cluster.apiserverPort });
-    (async () => {
-      for await (const conn of this.#relay!) {
-        Deno.connect({ hostname: "127.0.0.1", port: cluster.apiserverPort }).then((up) =>
-          Promise.allSettled([conn.readable.pipeTo(up.writable), up.readable.pipeTo(conn.writable)])
-        ).catch(() => conn.close());
-      }
-    })().catch(() => {});
-    const config = JSON.parse(await Deno.readTextFile(cluster.kubeconfigPath));
-    for (const c of config.clusters) {
-      c.cluster.server = `https://${hostIp}:${cluster.apiserverPort}`;
-      c.cluster["tls-server-name"] = "localhost";
-    }
-    await Deno.writeTextFile(`${this.dir}/kubeconfig`, JSON.stringify(config));
+    this.#ns = await NodeNamespace.create(cluster, "10.200", this.index, "v", this.dir);
     const log = await Deno.open(`${this.dir}/kube-proxy.log`, { create: true, write: true });
-    this.#proxy = new Deno.Command("ip", {
-      args: [
-        "netns",
-        "exec",
-        ns,
-        binary,
-        `--kubeconfig=${this.dir}/kubeconfig`,
-        `--hostname-override=${this.nodeName}`,
-        "--proxy-mode=nftables",
-        "--healthz-bind-address=0.0.0.0:10256",
-        "--metrics-bind-address=127.0.0.1:10249",
-        // NodePorts on the Node's namespace address (the Node object carries the cloud's addresses).
-        `--nodeport-addresses=10.200.${this.index}.0/24`,
-        "--conntrack-max-per-core=0",
-        "--v=1",
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
+    const [cmd, ...args] = this.#ns.wrap([
+      binary,
+      `--kubeconfig=${this.#ns.kubeconfigPath(this.dir)}`,
+      `--hostname-override=${this.nodeName}`,
+      "--proxy-mode=nftables",
+      "--healthz-bind-address=0.0.0.0:10256",
+      "--metrics-bind-address=127.0.0.1:10249",
+      // NodePorts on the Node's namespace address (the Node object carries the cloud's addresses).
+      `--nodeport-addresses=10.200.${this.index}.0/24`,
+      "--conntrack-max-per-core=0",
+      "--v=1",
+    ]);
+    this.#proxy = new Deno.Command(cmd, { args, stdout: "null", stderr: "piped" }).spawn();
     this.#proxy.stderr.pipeTo(log.writable).catch(() => {});
   }
 
   /** Starts `args` inside the Node's namespace (a "Pod" of the Node); the caller stops it. */
   spawnInside(args: string[]): Deno.ChildProcess {
-    return new Deno.Command("ip", {
-      args: ["netns", "exec", this.#ns, ...args],
-      stdout: "null",
-      stderr: "null",
-    })
-      .spawn();
+    const [cmd, ...rest] = this.#ns!.wrap(args);
+    return new Deno.Command(cmd, { args: rest, stdout: "null", stderr: "null" }).spawn();
   }
 
   /** Stops kube-proxy and removes the namespace, the veth and kube-proxy's tables with them. */
@@ -135,10 +89,6 @@ export class KubeProxyNode {
       this.#proxy?.kill("SIGTERM");
       await this.#proxy?.status;
     } catch { /* already gone */ }
-    try {
-      this.#relay?.close();
-    } catch { /* closed */ }
-    await sh(`ip netns del ${this.#ns}`, true);
-    await sh(`ip link del ${this.#veth}h`, true);
+    await this.#ns?.remove();
   }
 }

@@ -3,9 +3,10 @@
  * against the newest minor's apiserver; this test runs, against the oldest minor's (v1.33, built by
  * `hack/kube_assets/build.sh --oldest`), the tests whose outcome depends on the apiserver — list and
  * watch through compaction and restarts, leader election, the end-to-end scenario (also with IPv6 and
- * dual-stack), the admission policy's CEL, the controllers, shared balancers — and a conformance
- * subset with one case per kind of Kubernetes write (Node initialization, status and deletion,
- * Service status, finalizer and events, routes' Node condition).
+ * dual-stack), the admission policy's CEL, the controllers, shared balancers, the harness's Nodes
+ * against a v1.33 kubelet's — and a conformance subset with one case per kind of Kubernetes write
+ * (Node initialization, status and deletion, Service status, finalizer and events, routes' Node
+ * condition).
  */
 import { assert } from "../testing/assert.ts";
 
@@ -21,6 +22,7 @@ const TESTS = [
   "tests/node_controllers_test.ts",
   "tests/route_controller_test.ts",
   "tests/service_controller_test.ts",
+  "tests/node_imitation_test.ts",
 ];
 /** The conformance cases run again on the oldest minor. */
 const CASES = [

@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl, kube-proxy and kube-controller-manager from the k8s.io/kubernetes Go module
+# Builds kube-apiserver, kubectl, kube-proxy, kube-controller-manager and kubelet from the k8s.io/kubernetes Go module
 # into a cache folder and prints that folder (usable as KUBEBUILDER_ASSETS). Reuses the cache for binaries
 # already built.
-#   usage: hack/kube_assets/build.sh [--oldest] [--only kube-apiserver|kubectl|kube-proxy|kube-controller-manager] [out-dir]
+#   usage: hack/kube_assets/build.sh [--oldest] [--only kube-apiserver|kubectl|kube-proxy|kube-controller-manager|kubelet] [out-dir]
 # The demo needs only kube-apiserver (--only kube-apiserver); the tests also use kubectl, kube-proxy (the
 # draining proof runs a real kube-proxy per Node, each in its own network namespace) and
-# kube-controller-manager (its node IPAM and node lifecycle, next to the CCM).
-# --oldest: kube-apiserver and kubectl of the oldest supported minor (the module in oldest/), for the
+# kube-controller-manager (its node IPAM and node lifecycle, next to the CCM) and kubelet (real Nodes,
+# tests/kubelet_test.ts).
+# --oldest: kube-apiserver, kubectl and kubelet of the oldest supported minor (the module in oldest/), for the
 # tests that run against both ends of the range (tests/oldest_minor_test.ts).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-commands=(kube-apiserver kubectl kube-proxy kube-controller-manager)
+commands=(kube-apiserver kubectl kube-proxy kube-controller-manager kubelet)
 if [[ "${1:-}" == "--oldest" ]]; then
   here=$here/oldest
-  commands=(kube-apiserver kubectl)
+  commands=(kube-apiserver kubectl kubelet)
   shift
 fi
 if [[ "${1:-}" == "--only" ]]; then
   case "${2:-}" in
-    kube-apiserver | kubectl | kube-proxy | kube-controller-manager) commands=("$2") ;;
-    *) echo "usage: $0 [--only kube-apiserver|kubectl|kube-proxy|kube-controller-manager] [out-dir]" >&2; exit 2 ;;
+    kube-apiserver | kubectl | kube-proxy | kube-controller-manager | kubelet) commands=("$2") ;;
+    *) echo "usage: $0 [--only kube-apiserver|kubectl|kube-proxy|kube-controller-manager|kubelet] [out-dir]" >&2; exit 2 ;;
   esac
   shift 2
 fi
