@@ -11,8 +11,6 @@ import { withSignal } from "../../../lib/cancellation.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type {
   ClusterView,
-  DriftReport,
-  LoadBalancerInventory,
   LoadBalancerNodeTargets,
   LoadBalancerResult,
   LoadBalancers,
@@ -22,7 +20,6 @@ import type {
   SyncOptions,
 } from "../../provider.ts";
 import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerDefaults } from "../config.ts";
 import {
@@ -42,7 +39,8 @@ import {
 import { LbCertificates } from "./certificates.ts";
 import { checkServiceFields } from "./service_fields.ts";
 import { LbLookup } from "./lookup.ts";
-import { existingOwners, sweepOrphans } from "./inventory.ts";
+import { ClusterInventory } from "./cluster_inventory.ts";
+import { deleteServiceBalancer } from "./deletion.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { primaryIpWarnings } from "./primary_ips.ts";
 import { type RobotTargetContext, robotTargetIps } from "./robot_targets.ts";
@@ -54,15 +52,15 @@ import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
 import { type LbAction, ownerLabels, planExposure, planServices, planShape } from "./plan.ts";
 import { executeLbAction } from "./actions.ts";
-import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
+import type { DriftRecord } from "./drift.ts";
 import { CoManagedBalancers, findCoManaged } from "./co_managed.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
-import { LB_ANNOTATION_PREFIX, SHARE_LABEL, TLS_SECRET_LABEL } from "../names.ts";
-import { SHARED_STATE, sharedAlive, SharedBalancers } from "./shared.ts";
+import { LB_ANNOTATION_PREFIX, TLS_SECRET_LABEL } from "../names.ts";
+import { SHARED_STATE, SharedBalancers } from "./shared.ts";
 import { sharedName } from "./shared_record.ts";
 import { tlsSecretNames } from "./port_settings.ts";
-import { allUnhealthy, type BalancerHealth, balancerHealth, TargetHealthGauge } from "./target_health.ts";
+import { TargetHealthGauge } from "./target_health.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 
 type LB = Schemas["load_balancer"];
@@ -100,21 +98,13 @@ export class HcloudLoadBalancers implements LoadBalancers {
     sync: (cluster, nodes, signal) => this.syncNodes(cluster, nodes, signal),
     drainPeriodMs: () => drainPeriodMs(this.#defaults),
   };
-  /** One list of this cluster's balancers (its cluster label) answers each of these. */
   /** Certificates from TLS Secrets, when the operator lets the CCM read them (tls_secrets.ts). */
   readonly tlsSecrets?: LoadBalancerTlsSecrets;
-  readonly inventory: LoadBalancerInventory = {
-    owners: (expected, signal) => this.existingLoadBalancerOwners(expected, signal),
-    drift: (signal) => this.checkDrift(signal),
-    sweepOrphans: (live, signal) => this.sweepOrphans(live, signal),
-  };
-
-  /** Target health from the drift list, when metrics are kept. */
-  readonly #health?: TargetHealthGauge;
+  /** One list of this cluster's balancers (its cluster label) per question (cluster_inventory.ts). */
+  readonly inventory: ClusterInventory;
 
   /** `registry`: where the targets' health (from each drift list) is counted. */
   constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults, registry?: Registry) {
-    this.#health = registry && new TargetHealthGauge(registry);
     this.#robot = { enabled: ctx.robotEnabled, servers: ctx.robot };
     this.#labeler = new ServerLabeler(ctx.client, ctx.cache);
     this.#client = ctx.client;
@@ -128,6 +118,19 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#lookup = new LbLookup(ctx.client, () => this.#clusterId, this.#consent);
     this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#consent);
     this.#shared = new SharedBalancers(ctx, this.#labeler, this.#catalog);
+    this.inventory = new ClusterInventory({
+      client: ctx.client,
+      clusterId: () => this.#clusterId,
+      // Without the cluster's Services (owners unknown) every owner is taken to be alive.
+      services: () => this.#servicesKnown ? this.#lookup.services : undefined,
+      labeler: this.#labeler,
+      shared: this.#shared,
+      coManaged: this.#coManaged,
+      asked: this.#asked,
+      nodeCount: () => this.#nodeCount,
+      appliedIps: this.#robot.enabled ? this.#targets.appliedIps : undefined,
+      health: registry && new TargetHealthGauge(registry),
+    });
     if (defaults.tlsSecrets) {
       this.tlsSecrets = {
         referenced: (service) => tlsSecretNames(parseLoadBalancerSpec(service, defaults).spec),
@@ -245,17 +248,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (identity) this.#labeler.want(identity, nodes);
     const warnings: ProviderWarning[] = [];
     await checkCatalog(this.#catalog, spec, warnings);
-    // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
-    const certificates = LbCertificates.wanted(spec)
-      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
-      : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
+    const { certificates, services, warnings: serviceWarnings } = await this.#ports(service, spec, options);
     warnings.push(...certificates.warnings);
-    const { services, warnings: serviceWarnings } = desiredServices(
-      service,
-      spec,
-      certificates.ids,
-      certificates.byPort,
-    );
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec, this.#robot.enabled, keep);
     const robotTargets = await robotTargetIps(
       selectedNodes(nodes, spec, keep),
@@ -324,6 +318,15 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return { ingress: ingressOf(lb, spec), warnings };
   }
 
+  /** The Service's ports as balancer services, with the certificates they use. */
+  async #ports(service: Service, spec: LoadBalancerSpec, options: SyncOptions | undefined) {
+    // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
+    const certificates = LbCertificates.wanted(spec)
+      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
+      : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
+    return { certificates, ...desiredServices(service, spec, certificates.ids, certificates.byPort) };
+  }
+
   /** A Service on a shared balancer (shared.ts): its ports, and the cluster's target. */
   async #ensureShared(
     service: Service,
@@ -333,15 +336,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   ): Promise<LoadBalancerResult> {
     const warnings: ProviderWarning[] = [];
     await checkCatalog(this.#catalog, spec, warnings);
-    const certificates = LbCertificates.wanted(spec)
-      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
-      : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
-    const { services, warnings: serviceWarnings } = desiredServices(
-      service,
-      spec,
-      certificates.ids,
-      certificates.byPort,
-    );
+    const { certificates, services, warnings: serviceWarnings } = await this.#ports(service, spec, options);
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...certificates.warnings, ...serviceWarnings, ...fields.warnings);
     if (fields.refuseCreate) throw new ProviderError(new TerminalError(fields.refuseCreate), { warnings });
@@ -364,11 +359,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     nodes: Node[],
     options: SyncOptions | undefined,
   ): Promise<LoadBalancerResult> {
-    // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
-    const certificates = LbCertificates.wanted(spec)
-      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
-      : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
-    const { services, warnings } = desiredServices(service, spec, certificates.ids, certificates.byPort);
+    const { certificates, services, warnings } = await this.#ports(service, spec, options);
     const fields = checkServiceFields(service, spec, services.length);
     const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
     await this.#certificates.tls.cleanUp(this.#clusterId, certificates.secrets);
@@ -393,24 +384,6 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#certificates.serviceExists = exists;
     this.#coManaged.services = all;
     this.#lookup.services = all;
-  }
-
-  /** See {@link LoadBalancerInventory.sweepOrphans}. */
-  sweepOrphans(liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
-    const clusterId = this.#clusterId;
-    if (!clusterId) return Promise.resolve(0);
-    // Without the cluster's Services (owners unknown) every shared balancer is taken to be alive.
-    const services = this.#servicesKnown ? this.#lookup.services : undefined;
-    return withSignal(
-      signal,
-      () =>
-        sweepOrphans(
-          this.#client,
-          clusterId,
-          liveServiceUids,
-          (labels) => !services || sharedAlive(labels, services(), liveServiceUids),
-        ),
-    );
   }
 
   /** Labels the eligible servers once for every label-selector load balancer. */
@@ -484,121 +457,25 @@ export class HcloudLoadBalancers implements LoadBalancers {
     );
   }
 
-  /** See {@link LoadBalancerInventory.owners}. */
-  async existingLoadBalancerOwners(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined> {
-    return await withSignal(signal, async () => {
-      if (!this.#clusterId) return undefined;
-      // Co-managed balancers carry no label of ours: their Services count as having one.
-      const attached = [...this.#coManaged.attached.keys()];
-      // Members of a shared balancer count once: as that balancer, found by its share label.
-      const members = [...this.#shared.members];
-      const shared = new Set(members.map(([, id]) => id)).size;
-      const owners = await existingOwners(
-        this.#client,
-        this.#clusterId,
-        expected - attached.length - members.length + shared,
-        (lb) => this.#labeler.checkResolved(lb),
-        (lb) =>
-          lb.labels?.[SHARE_LABEL] === undefined
-            ? []
-            : members.filter(([, id]) => id === lb.id).map(([uid]) => uid),
-      );
-      if (owners) { for (const uid of attached) owners.add(uid); }
-      return owners;
-    });
-  }
-
-  /** See {@link LoadBalancerInventory.drift}. */
-  async checkDrift(signal?: AbortSignal): Promise<DriftReport | undefined> {
-    return await withSignal(signal, async () => {
-      if (!this.#clusterId) return undefined;
-      // The targets' health is read as the API sent it, before the list drops its details.
-      const health: BalancerHealth[] = [];
-      const unhealthy = new Map<string, string>();
-      const listed = await listClusterLoadBalancers(
-        this.#client,
-        this.#clusterId,
-        driftPageSize(this.#nodeCount),
-        (lb) => {
-          this.#labeler.checkResolved(lb);
-          if (this.#health) health.push(balancerHealth(lb));
-          const why = allUnhealthy(lb);
-          const uid = ownerOf(lb);
-          if (why && uid) unhealthy.set(uid, why);
-        },
-      );
-      this.#health?.update(health);
-      const owners = new Set<string>();
-      const drifted = new Map<string, string[]>();
-      for (const lb of listed) {
-        if (lb.labels?.[SHARE_LABEL] !== undefined) {
-          for (const [uid, id] of this.#shared.members) if (id === lb.id) owners.add(uid);
-          for (const [uid, words] of this.#shared.drift(lb)) drifted.set(uid, words);
-          continue;
-        }
-        const uid = ownerOf(lb);
-        if (uid) owners.add(uid);
-        const asked = this.#asked.get(lb.id);
-        if (!asked || asked.serviceUid !== uid) continue;
-        const ipTargets = this.#robot.enabled ? this.#targets.appliedIps.get(lb.name) : undefined;
-        const differences = driftOf(lb, { ...asked, ipTargets });
-        if (differences.length) drifted.set(asked.serviceUid, differences);
-      }
-      for (const uid of this.#coManaged.attached.keys()) owners.add(uid);
-      return { owners, drifted, unhealthy };
-    });
-  }
-
   async ensureLoadBalancerDeleted(
     _cluster: string,
     service: Service,
     signal?: AbortSignal,
   ): Promise<void | { annotations: Record<string, null> }> {
-    return await withSignal(signal, async () => {
-      const spec = parseLoadBalancerSpec(service, this.#defaults).spec;
-      if (spec.share || service.metadata?.annotations?.[SHARED_STATE] !== undefined) {
-        await this.#shared.release(service, this.#clusterId);
-        const https = spec.protocol === "https" ||
-          [...spec.ports.values()].some((p) => p.protocol === "https");
-        await this.#deleteCertificates(service, spec, https);
-        return { annotations: { [SHARED_STATE]: null } };
-      }
-      const released = await this.#coManaged.release(service, this.#clusterId);
-      if (released || parseLoadBalancerSpec(service, this.#defaults).spec.attachTo) {
-        await this.#certificates.deleteFor(service);
-        return released;
-      }
-      const lb = await this.#lookup.findByUid(service);
-      if (lb) this.#asked.delete(lb.id);
-      // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
-      if (lb?.protection?.delete) return;
-      if (lb) {
-        try {
-          await this.#client.call(
-            "delete load balancer",
-            this.#client.api.DELETE("/load_balancers/{id}", { params: { path: { id: lb.id } } }),
-          );
-        } catch (err) {
-          if (!(err instanceof CloudApiError && err.status === 404)) throw err;
-        }
-      }
-      await this.#deleteCertificates(
+    return await withSignal(signal, () =>
+      deleteServiceBalancer(
+        {
+          client: this.#client,
+          clusterId: () => this.#clusterId,
+          shared: this.#shared,
+          coManaged: this.#coManaged,
+          certificates: this.#certificates,
+          lookup: this.#lookup,
+          asked: this.#asked,
+        },
         service,
-        spec,
-        lb?.services.some((s) => s.protocol === "https") ?? false,
-      );
-    });
-  }
-
-  /**
-   * Managed certificates created for the Service go with its balancer (unless used elsewhere), and
-   * those uploaded from the TLS Secrets it named (unless another balancer uses them).
-   */
-  async #deleteCertificates(service: Service, spec: LoadBalancerSpec, servedHttps: boolean): Promise<void> {
-    if (spec.certificateType === "managed" || servedHttps) await this.#certificates.deleteFor(service);
-    const namespace = service.metadata?.namespace ?? "default";
-    const refs = tlsSecretNames(spec).map((name) => `${namespace}/${name}`);
-    if (refs.length) await this.#certificates.tls.sweep(this.#clusterId, refs);
+        parseLoadBalancerSpec(service, this.#defaults).spec,
+      ));
   }
 
   #spec(service: Service): LoadBalancerSpec {

@@ -1,0 +1,133 @@
+/**
+ * The provider's {@link LoadBalancerInventory}: this cluster's balancers as a whole, from one list
+ * by the cluster label each — whose Services still have one, which drifted from what their last
+ * sync asked (repaired by the housekeeping's resync), whose targets are all unhealthy, and the sweep
+ * of orphans. Co-managed balancers carry no label of ours (their Services count as having one);
+ * the members of a shared balancer count once, as that balancer.
+ *
+ * @module
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { withSignal } from "../../../lib/cancellation.ts";
+import type { DriftReport, LoadBalancerInventory } from "../../provider.ts";
+import type { HcloudClient } from "../../../hcloud_api/mod.ts";
+import type { ServerLabeler } from "../servers/mod.ts";
+import { SHARE_LABEL } from "../names.ts";
+import { existingOwners, sweepOrphans } from "./inventory.ts";
+import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
+import { sharedAlive, type SharedBalancers } from "./shared.ts";
+import type { CoManagedBalancers } from "./co_managed.ts";
+import {
+  allUnhealthy,
+  type BalancerHealth,
+  balancerHealth,
+  type TargetHealthGauge,
+} from "./target_health.ts";
+
+/** What the inventory reads of the load balancers' state. */
+export interface InventorySources {
+  client: HcloudClient;
+  /** The cluster served; nothing is listed or swept without it. */
+  clusterId(): string | undefined;
+  /** The cluster's Services, when known (else every owner is taken to be alive). */
+  services(): (() => Service[]) | undefined;
+  labeler: ServerLabeler;
+  shared: SharedBalancers;
+  coManaged: CoManagedBalancers;
+  /** What the last successful sync asked of each balancer (by ID). */
+  asked: ReadonlyMap<number, DriftRecord>;
+  /** Eligible Nodes at the last sync: sizes the drift list's pages. */
+  nodeCount(): number;
+  /** The Robot IP targets applied per balancer name, when Robot is on. */
+  appliedIps?: ReadonlyMap<string, string>;
+  /** Target health from each drift list, when metrics are kept. */
+  health?: TargetHealthGauge;
+}
+
+/** See the module doc. */
+export class ClusterInventory implements LoadBalancerInventory {
+  constructor(readonly sources: InventorySources) {}
+
+  /** See {@link LoadBalancerInventory.owners}. */
+  async owners(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined> {
+    const { client, labeler, shared, coManaged } = this.sources;
+    return await withSignal(signal, async () => {
+      const clusterId = this.sources.clusterId();
+      if (!clusterId) return undefined;
+      const attached = [...coManaged.attached.keys()];
+      const members = [...shared.members];
+      const balancers = new Set(members.map(([, id]) => id)).size;
+      const owners = await existingOwners(
+        client,
+        clusterId,
+        expected - attached.length - members.length + balancers,
+        (lb) => labeler.checkResolved(lb),
+        (lb) =>
+          lb.labels?.[SHARE_LABEL] === undefined
+            ? []
+            : members.filter(([, id]) => id === lb.id).map(([uid]) => uid),
+      );
+      if (owners) { for (const uid of attached) owners.add(uid); }
+      return owners;
+    });
+  }
+
+  /** See {@link LoadBalancerInventory.drift}. */
+  async drift(signal?: AbortSignal): Promise<DriftReport | undefined> {
+    const { client, labeler, shared, coManaged, asked, appliedIps, health } = this.sources;
+    return await withSignal(signal, async () => {
+      const clusterId = this.sources.clusterId();
+      if (!clusterId) return undefined;
+      // The targets' health is read as the API sent it, before the list drops its details.
+      const healths: BalancerHealth[] = [];
+      const unhealthy = new Map<string, string>();
+      const listed = await listClusterLoadBalancers(
+        client,
+        clusterId,
+        driftPageSize(this.sources.nodeCount()),
+        (lb) => {
+          labeler.checkResolved(lb);
+          if (health) healths.push(balancerHealth(lb));
+          const why = allUnhealthy(lb);
+          const uid = ownerOf(lb);
+          if (why && uid) unhealthy.set(uid, why);
+        },
+      );
+      health?.update(healths);
+      const owners = new Set<string>();
+      const drifted = new Map<string, string[]>();
+      for (const lb of listed) {
+        if (lb.labels?.[SHARE_LABEL] !== undefined) {
+          for (const [uid, id] of shared.members) if (id === lb.id) owners.add(uid);
+          for (const [uid, words] of shared.drift(lb)) drifted.set(uid, words);
+          continue;
+        }
+        const uid = ownerOf(lb);
+        if (uid) owners.add(uid);
+        const record = asked.get(lb.id);
+        if (!record || record.serviceUid !== uid) continue;
+        const differences = driftOf(lb, { ...record, ipTargets: appliedIps?.get(lb.name) });
+        if (differences.length) drifted.set(record.serviceUid, differences);
+      }
+      for (const uid of coManaged.attached.keys()) owners.add(uid);
+      return { owners, drifted, unhealthy };
+    });
+  }
+
+  /** See {@link LoadBalancerInventory.sweepOrphans}. */
+  sweepOrphans(liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
+    const clusterId = this.sources.clusterId();
+    if (!clusterId) return Promise.resolve(0);
+    const services = this.sources.services();
+    return withSignal(
+      signal,
+      () =>
+        sweepOrphans(
+          this.sources.client,
+          clusterId,
+          liveServiceUids,
+          (labels) => !services || sharedAlive(labels, services(), liveServiceUids),
+        ),
+    );
+  }
+}
