@@ -31,6 +31,7 @@ export { CONFIRM_DELETION } from "./node_lifecycle.ts";
 export {
   hasTaint,
   INFORMER_TRANSFORMS,
+  isReady,
   PROVIDED_NODE_IP,
   SHUTDOWN_TAINT,
   trimNodeStatus,

@@ -29,8 +29,8 @@ fi
 if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
   "$here/kube_assets/build.sh" >/dev/null
 fi
-# The oldest supported minor's kube-apiserver and kubectl (tests/oldest_minor_test.ts, which also builds
-# them on demand).
+# The oldest supported minor's kube-apiserver, kubectl and kubelet (tests/oldest_minor_test.ts, which
+# also builds them on demand).
 "$here/kube_assets/build.sh" --oldest >/dev/null
 # nft, for the real kube-proxy of the draining proof (nftables mode; testing/kube_proxy.ts).
 if ! command -v nft >/dev/null; then

@@ -120,8 +120,9 @@ const GOARCH = ({ x86_64: "amd64", aarch64: "arm64" } as Record<string, string>)
  * What a kubelet (v1.33-v1.36, `--cloud-provider=external`) writes into a Node when it registers,
  * as far as the CCM can see it: its name, OS and architecture labels, the attach-detach annotation,
  * the provided-node-ip annotation and an InternalIP address when it has `--node-ip`, a Hostname
- * address, the uninitialized taint, no provider ID, its conditions (not Ready yet). tests/node_imitation_test.ts compares it field by
- * field with what a real kubelet registers, so the two cannot drift apart.
+ * address, the uninitialized taint, no provider ID, its conditions (not Ready yet).
+ * tests/node_imitation_test.ts compares it field by field with what a real kubelet registers, so
+ * the two cannot drift apart.
  */
 export function kubeletNode(name: string, nodeIp?: string): Node {
   const ips = nodeIp ? nodeIp.split(",") : [];

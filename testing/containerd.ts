@@ -29,9 +29,10 @@ export class Containerd {
     return `unix://${this.dir}/containerd.sock`;
   }
 
-  /** Starts containerd with its state in `dir` and waits for its socket. */
-  static async start(dir: string): Promise<Containerd> {
+  /** Starts containerd with its state in a new folder under `parent` and waits for its socket. */
+  static async start(parent: string): Promise<Containerd> {
     const binary = await containerdBinary();
+    const dir = await Deno.makeTempDir({ dir: parent, prefix: "containerd-" });
     await Deno.mkdir(`${dir}/net.d`, { recursive: true });
     await Deno.writeTextFile(
       `${dir}/net.d/10-loopback.conflist`,

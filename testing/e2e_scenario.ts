@@ -17,9 +17,11 @@ import { eventually } from "./helpers.ts";
 import { hasTaint } from "../controllers/mod.ts";
 import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 
-/** Flags and environment the CCM under test needs for the scenario. */
+/** The scenario's cluster CIDR (pod CIDRs `10.244.<i>.0/24`). */
+export const SCENARIO_CLUSTER_CIDR = "10.244.0.0/16";
+/** Flags the CCM under test needs for the scenario. */
 export const SCENARIO_ARGS = [
-  "--cluster-cidr=10.244.0.0/16",
+  `--cluster-cidr=${SCENARIO_CLUSTER_CIDR}`,
   "--node-monitor-period=1s",
   "--route-reconciliation-period=2s",
 ];
@@ -30,15 +32,15 @@ export const SCENARIO_ENV = {
   HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
 };
 
-/** Seeds the simulator with the scenario's network and servers (before the CCM starts). */
-export function seedScenario(sim: Simulator): void {
+/** Seeds the simulator with the scenario's network and servers `names` (before the CCM starts). */
+export function seedScenario(sim: Simulator, names = ["cp", "w1", "w2"]): void {
   applySeed(sim, {
     networks: [{
       name: "k8s",
       ip_range: "10.0.0.0/8",
       subnets: [{ ip_range: "10.0.0.0/24", network_zone: "eu-central" }],
     }],
-    servers: ["cp", "w1", "w2"].map((name) => ({
+    servers: names.map((name) => ({
       name,
       server_type: "cpx21",
       location: "fsn1",

@@ -63,7 +63,7 @@ export class KubeProxyNode {
     const log = await Deno.open(`${this.dir}/kube-proxy.log`, { create: true, write: true });
     const [cmd, ...args] = this.#ns.wrap([
       binary,
-      `--kubeconfig=${this.#ns.kubeconfigPath(this.dir)}`,
+      `--kubeconfig=${this.#ns.kubeconfigPath}`,
       `--hostname-override=${this.nodeName}`,
       "--proxy-mode=nftables",
       "--healthz-bind-address=0.0.0.0:10256",

@@ -133,7 +133,7 @@ export class Kubelet {
     const log = await Deno.open(this.logPath, { create: true, write: true });
     const [cmd, ...args] = this.#ns.wrap([
       binary,
-      `--kubeconfig=${this.#ns.kubeconfigPath(this.dir)}`,
+      `--kubeconfig=${this.#ns.kubeconfigPath}`,
       `--config=${this.dir}/config.yaml`,
       `--root-dir=${this.dir}/root`,
       `--cert-dir=${this.dir}/pki`,

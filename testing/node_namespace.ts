@@ -23,7 +23,13 @@ export class NodeNamespace {
   readonly #veth: string;
   #relay?: Deno.TcpListener;
 
-  private constructor(readonly net: string, readonly index: number, readonly tag: string) {
+  private constructor(
+    readonly net: string,
+    readonly index: number,
+    readonly tag: string,
+    /** The kubeconfig for programs in the namespace (its server is the relay). */
+    readonly kubeconfigPath: string,
+  ) {
     this.name = `deno-ccm-${tag}${index}-${Deno.pid}`;
     this.#veth = `dc${tag}${index}p${Deno.pid % 10000}`;
   }
@@ -50,9 +56,9 @@ export class NodeNamespace {
     dir: string,
   ): Promise<NodeNamespace> {
     if (Deno.uid() !== 0) throw new Error("root is needed for network namespaces");
-    const ns = new NodeNamespace(net, index, tag);
+    const ns = new NodeNamespace(net, index, tag, `${dir}/kubeconfig`);
     try {
-      await ns.#create(cluster, dir);
+      await ns.#create(cluster);
       return ns;
     } catch (err) {
       await ns.remove();
@@ -60,7 +66,7 @@ export class NodeNamespace {
     }
   }
 
-  async #create(cluster: TestCluster, dir: string): Promise<void> {
+  async #create(cluster: TestCluster): Promise<void> {
     const [ns, host, inner] = [this.name, `${this.#veth}h`, `${this.#veth}n`];
     await sh(
       `ip netns add ${ns} && ip link add ${host} type veth peer name ${inner} && ip link set ${inner} netns ${ns}`,
@@ -83,12 +89,7 @@ export class NodeNamespace {
       c.cluster.server = `https://${this.hostAddress}:${cluster.apiserverPort}`;
       c.cluster["tls-server-name"] = "localhost";
     }
-    await Deno.writeTextFile(this.kubeconfigPath(dir), JSON.stringify(config));
-  }
-
-  /** The kubeconfig written for the namespace into `dir`. */
-  kubeconfigPath(dir: string): string {
-    return `${dir}/kubeconfig`;
+    await Deno.writeTextFile(this.kubeconfigPath, JSON.stringify(config));
   }
 
   /** Runs a shell command inside the namespace. */

@@ -11,13 +11,11 @@ import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
 import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
 import { eventually, quietLogs } from "../testing/helpers.ts";
-import { SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
+import { SCENARIO_ARGS, SCENARIO_CLUSTER_CIDR, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { KubeControllerManager } from "../testing/kube_controller_manager.ts";
 import { LEASES, NODES } from "../kube/resources.ts";
 import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 import type { KubeClient } from "../kube/client.ts";
-
-const CLUSTER_CIDR = "10.244.0.0/16";
 
 /** A kubelet's heartbeat: its Lease in kube-node-lease, renewed now. */
 async function heartbeat(client: KubeClient, node: string): Promise<void> {
@@ -48,12 +46,10 @@ Deno.test({
     const s = await startTestSim();
     seedScenario(s.sim);
     const client = await adminClient(cluster);
-    const kcm = await KubeControllerManager.start(cluster, CLUSTER_CIDR);
+    const kcm = await KubeControllerManager.start(cluster, SCENARIO_CLUSTER_CIDR);
     const ccm = await startCcm(cluster, s.sim, [
       "--controllers=cloud-node,cloud-node-lifecycle,route",
-      `--cluster-cidr=${CLUSTER_CIDR}`,
-      "--node-monitor-period=1s",
-      "--route-reconciliation-period=2s",
+      ...SCENARIO_ARGS,
     ], SCENARIO_ENV);
     const alive = new Set(["cp", "w1", "w2"]);
     let beating = true;

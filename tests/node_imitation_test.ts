@@ -10,13 +10,11 @@ import { registerNode, setReady, startCcm, testEnvironment } from "../testing/cc
 import { eventually } from "../testing/helpers.ts";
 import { Containerd } from "../testing/containerd.ts";
 import { Kubelet } from "../testing/kubelet.ts";
-import { applySeed } from "../hcloud_sim/control.ts";
+import { seedScenario } from "../testing/e2e_scenario.ts";
 import { NODES } from "../kube/resources.ts";
 import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
+import { isReady } from "../controllers/mod.ts";
 import type { Simulator } from "../hcloud_sim/simulator.ts";
-
-const isReady = (n: Node) =>
-  (n.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 
 /** The Node as the CCM sees it, with machine-specific values replaced by their role. */
 function shape(n: Node, sim: Simulator, registration = false) {
@@ -50,24 +48,10 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     const { cluster, s, client, close } = await testEnvironment();
-    applySeed(s.sim, {
-      networks: [{
-        name: "k8s",
-        ip_range: "10.0.0.0/8",
-        subnets: [{ ip_range: "10.0.0.0/24", network_zone: "eu-central" }],
-      }],
-      servers: ["k1", "k2", "h1", "h2"].map((name) => ({
-        name,
-        server_type: "cpx21",
-        location: "fsn1",
-        private_net: [{ network: "k8s" }],
-      })),
-    });
+    seedScenario(s.sim, ["k1", "k2", "h1", "h2"]);
     const ip = (name: string) =>
       [...s.sim.world.servers.values()].find((x) => x.name === name)!.private_net[0].ip!;
-    const runtime = await Containerd.start(
-      await Deno.makeTempDir({ dir: cluster.dir, prefix: "containerd-" }),
-    );
+    const runtime = await Containerd.start(cluster.dir);
     const kubelets: Kubelet[] = [];
     // Every Node as it is created (the kubelet sends its status with the create).
     const created = new Map<string, Node>();

@@ -40,7 +40,7 @@ import { LbCertificates } from "./certificates.ts";
 import { checkServiceFields } from "./service_fields.ts";
 import { LbLookup } from "./lookup.ts";
 import { ClusterInventory } from "./cluster_inventory.ts";
-import { deleteServiceBalancer } from "./deletion.ts";
+import { deleteServiceBalancer, type DeletionParts } from "./deletion.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { primaryIpWarnings } from "./primary_ips.ts";
 import { type RobotTargetContext, robotTargetIps } from "./robot_targets.ts";
@@ -102,6 +102,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly tlsSecrets?: LoadBalancerTlsSecrets;
   /** One list of this cluster's balancers (its cluster label) per question (cluster_inventory.ts). */
   readonly inventory: ClusterInventory;
+  /** What deleting a Service's balancer works with (deletion.ts). */
+  readonly #deletion: DeletionParts;
 
   /** `registry`: where the targets' health (from each drift list) is counted. */
   constructor(ctx: HcloudContext, defaults: LoadBalancerDefaults, registry?: Registry) {
@@ -118,6 +120,15 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#lookup = new LbLookup(ctx.client, () => this.#clusterId, this.#consent);
     this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#consent);
     this.#shared = new SharedBalancers(ctx, this.#labeler, this.#catalog);
+    this.#deletion = {
+      client: ctx.client,
+      clusterId: () => this.#clusterId,
+      shared: this.#shared,
+      coManaged: this.#coManaged,
+      certificates: this.#certificates,
+      lookup: this.#lookup,
+      asked: this.#asked,
+    };
     this.inventory = new ClusterInventory({
       client: ctx.client,
       clusterId: () => this.#clusterId,
@@ -462,20 +473,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
     service: Service,
     signal?: AbortSignal,
   ): Promise<void | { annotations: Record<string, null> }> {
-    return await withSignal(signal, () =>
-      deleteServiceBalancer(
-        {
-          client: this.#client,
-          clusterId: () => this.#clusterId,
-          shared: this.#shared,
-          coManaged: this.#coManaged,
-          certificates: this.#certificates,
-          lookup: this.#lookup,
-          asked: this.#asked,
-        },
-        service,
-        parseLoadBalancerSpec(service, this.#defaults).spec,
-      ));
+    return await withSignal(
+      signal,
+      () =>
+        deleteServiceBalancer(this.#deletion, service, parseLoadBalancerSpec(service, this.#defaults).spec),
+    );
   }
 
   #spec(service: Service): LoadBalancerSpec {
