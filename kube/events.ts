@@ -36,6 +36,8 @@ export class EventRecorder {
   readonly #similar = new Map<string, { messages: Set<string>; since: number }>();
   readonly #spam = new Map<string, { tokens: number; at: number }>();
   readonly #pending = new Set<Promise<void>>();
+  /** The last write per Event key, which the next one for that key waits for. */
+  readonly #writing = new Map<string, Promise<void>>();
   readonly #log = logger("events");
 
   constructor(client: KubeClient, component: string, host = "") {
@@ -87,6 +89,26 @@ export class EventRecorder {
       if (similar.messages.size > SIMILAR_MAX) message = `(combined from similar events): ${message}`;
     }
     const key = `${similarKey}/${message}`;
+    // One write at a time per key: a repeat sent while the first Event is still being created must
+    // bump that Event's count, not create a second one (nor two patches lose an increment).
+    const before = this.#writing.get(key) ?? Promise.resolve();
+    const write = before.then(() => this.#write(key, ref, type, reason, message, now));
+    const tail = write.catch(() => {});
+    this.#writing.set(key, tail);
+    tail.finally(() => {
+      if (this.#writing.get(key) === tail) this.#writing.delete(key);
+    });
+    return await write;
+  }
+
+  async #write(
+    key: string,
+    ref: ObjectReference,
+    type: EventType,
+    reason: string,
+    message: string,
+    now: Date,
+  ): Promise<void> {
     const namespace = ref.namespace || "default";
     const previous = this.#recorded.get(key);
     if (previous) {
