@@ -131,7 +131,7 @@ class CsrApprover implements Controller {
         message: `no machine has Node ${checked.node}'s provider ID ${providerID} under the Node's name`,
       });
     }
-    const names = checkNames(checked.request, node, record);
+    const names = checkNames(checked.request, node, record, nodes.list());
     if (names) return await this.#refuse(csr, names);
     await this.#condition(csr, "Approved", "AutoApproved", `the names are Node ${checked.node}'s machine's`);
     this.#decisions.inc({ decision: "approved", reason: "AutoApproved" });

@@ -97,6 +97,7 @@ export function checkNames(
   request: CertificateRequest,
   node: Node,
   record: MachineRecord,
+  others: Node[] = [],
 ): Refusal | undefined {
   const names = new Set([node.metadata?.name ?? "", ...record.names]);
   const foreignName = request.dnsNames.find((n) => !names.has(n));
@@ -115,6 +116,22 @@ export function checkNames(
         record.cidrs.join(", ")
       })`,
     );
+  }
+  // An address of a network that may overlap, which another Node reports: its, not this one's (P5).
+  const shared = (record.sharedCidrs ?? []).map((c) => parseCidr(c)).filter((c) => c !== undefined);
+  for (const ip of request.ipAddresses) {
+    if (!shared.some((c) => cidrContains(c, ip))) continue;
+    const holder = others.find((n) =>
+      n !== node && (n.status?.addresses ?? []).some((a) => a.address === ip && a.type !== "Hostname")
+    );
+    if (holder) {
+      return refuse(
+        "AddressOfAnotherNode",
+        `IP address ${ip} is machine ${record.providerID}'s in a private network, but Node ` +
+          `${holder.metadata?.name} reports it too (networks can overlap); set HCLOUD_NETWORK so that only ` +
+          "the cluster network's address counts",
+      );
+    }
   }
   return undefined;
 }

@@ -89,3 +89,26 @@ Deno.test("csr checks: only undecided kubelet-serving requests are this approver
     false,
   );
 });
+
+Deno.test("csr checks: a private address of an overlapping network that another Node reports is refused (probe P5)", async () => {
+  const pem = await makeCertificateRequest({ commonName: "system:node:web-1", ipAddresses: ["10.0.0.3"] });
+  const checked = checkRequest(servingCsr("x", pem, KUBELET));
+  assert(!refused(checked));
+  // Without HCLOUD_NETWORK every network's private IP is the machine's, marked as one that may overlap.
+  const shared = {
+    ...record,
+    cidrs: [...record.cidrs, "10.0.0.3/32"],
+    sharedCidrs: ["10.0.0.2/32", "10.0.0.3/32"],
+  };
+  const web2 = {
+    metadata: { name: "web-2" },
+    status: { addresses: [{ type: "InternalIP", address: "10.0.0.3" }] },
+  };
+  const why = checkNames(checked.request, node, shared, [node, web2]);
+  assertEquals(why?.reason, "AddressOfAnotherNode");
+  assert(
+    why!.message.includes("Node web-2 reports it too") && why!.message.includes("HCLOUD_NETWORK"),
+    why!.message,
+  );
+  assertEquals(checkNames(checked.request, node, shared, [node]), undefined, "nobody else has it");
+});

@@ -26,8 +26,6 @@ export const LIFECYCLE_COMPONENT = "cloud-node-lifecycle-controller";
 
 /** How many Ready Nodes are asked whether the cloud still shows them. */
 const CORROBORATING_NODES = 3;
-/** How long a cloud that showed the healthy Nodes' servers is believed without asking again. */
-const CORROBORATION_VALID_MS = 30_000;
 /** How long a cloud that hid the healthy Nodes' servers stays disbelieved before it is asked again. */
 const CORROBORATION_RETRY_MS = 60_000;
 /** How soon a cloud that could not be asked (errors, an empty budget) is asked again. */
@@ -137,13 +135,12 @@ class NodeLifecycleController implements Controller {
     // Nothing to ask: decided by the count alone, whatever an earlier answer was.
     if (healthy.length === 0) return !many;
     if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
-    // Each deletion still rests on a fresh read of its own server; this only asks whether the cloud
-    // as a whole answers plausibly, which a burst of a few departures need not ask again and again.
-    // Many gone at once is asked about afresh: a cloud that turned empty (another project's token)
-    // within the window of an earlier answer must not pass on that answer.
-    if (!many && this.#believedAt !== undefined && now - this.#believedAt < CORROBORATION_VALID_MS) {
-      return true;
-    }
+    // An answer is believed for one monitor period only, so every pass that is about to delete asks
+    // afresh (probe P8: a 30 s old answer let a minority of NotReady Nodes be deleted on a cloud that
+    // had turned empty since). Within one period (the pass's own earlier question) it stands.
+    // Many gone at once is always asked about afresh.
+    const valid = Math.min(this.#ctx.flags.nodeMonitorPeriod, 5_000);
+    if (!many && this.#believedAt !== undefined && now - this.#believedAt < valid) return true;
     let shown = true;
     let failed = false;
     for (const node of healthy) {

@@ -116,3 +116,26 @@ Deno.test("node lifecycle: a cloud believed a moment ago is not believed for a m
   });
   assertEquals(t.apiserver.objects<Node>("nodes").length, 5, "nothing deleted on an earlier answer");
 });
+
+Deno.test("node lifecycle: a minority going NotReady on an emptied cloud soon after a deletion is asked about afresh (probe P8)", async () => {
+  const fake = new FakeProvider();
+  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=20ms"]);
+  for (let i = 0; i < 5; i++) {
+    fake.addMachine(`n-${i}`);
+    t.apiserver.seed("nodes", node(`n-${i}`, true));
+  }
+  t.apiserver.seed("nodes", node("leaver", false)); // no machine: deleted, the cloud believed
+  await t.runWhile(async () => {
+    await eventually(
+      () => !t.apiserver.objects<Node>("nodes").some((n) => n.metadata?.name === "leaver"),
+      2_000,
+    );
+    // A few monitor periods later (the probe: 15 s, under the old 30 s belief), two of five go
+    // NotReady and the cloud shows no server at all (another project's token).
+    await new Promise((r) => setTimeout(r, 100));
+    fake.machines.clear();
+    for (const i of [3, 4]) t.apiserver.seed("nodes", node(`n-${i}`, false));
+    await new Promise((r) => setTimeout(r, 300));
+  });
+  assertEquals(t.apiserver.objects<Node>("nodes").length, 5, "held: the Ready Nodes' servers are gone too");
+});

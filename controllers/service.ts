@@ -23,6 +23,7 @@ import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
 import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
+import { NODE_CHANGE_BURST, NODE_CHANGE_REFILL_MS } from "./node_change_guard.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 import { TlsSecretWatch } from "./service_secrets.ts";
 import { LB_FINALIZER } from "../kube/well_known.ts";
@@ -78,6 +79,30 @@ class ServiceController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
+    // Labels count as a cost only where a balancer's node-selector reads them.
+    this.#nodeSets.labelsMatter = () => {
+      const nodeTargets = this.#lbs.nodeTargets;
+      if (!nodeTargets) return true;
+      return this.#ctx.informers.for(SERVICES).list().some((svc) =>
+        this.#wants(svc) && nodeTargets.selected(svc, []) !== undefined
+      );
+    };
+    // A Node whose labels change too often is held (probe P4): said on the Node, once per hold.
+    this.#nodeSets.onHeld = ({ node, releaseInMs }) =>
+      this.#recorder.event(
+        NODES,
+        node,
+        "Warning",
+        "NodeChangesHeld",
+        `the Node's labels changed more than ${NODE_CHANGE_BURST} times within ` +
+          `${
+            NODE_CHANGE_REFILL_MS / 60_000
+          } minutes (label ${EXCLUDE_LABEL}, or one a node-selector reads); ` +
+          "load balancers keep it as it was last taken, each change costing cloud writes; its state is taken " +
+          `again in ${Math.ceil(releaseInMs / 1000)} s, and then one change per ${
+            NODE_CHANGE_REFILL_MS / 60_000
+          } minutes`,
+      );
     this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs.inventory, this.#recorder, {
       wanted: () => this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)),
       synced: () => this.#syncedServices(),
@@ -368,10 +393,15 @@ class ServiceController implements Controller {
     }
   }
 
-  /** A node sync once the next draining Node's period is over (none while nothing drains). */
+  /**
+   * A node sync once the next draining Node's period is over, and once a held Node may be taken again
+   * (none while nothing drains or is held).
+   */
   #scheduleDrainEnd(): void {
     const drainEnd = this.#nodeSets.nextDrainEnd(this.#drainMs());
     if (drainEnd !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, drainEnd + DRAIN_SLACK_MS);
+    const release = this.#nodeSets.nextRelease();
+    if (release !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, release + DRAIN_SLACK_MS);
   }
 
   /** Records warnings on the Service, or on the Node they name (where the official CCM puts them). */

@@ -8,10 +8,10 @@ import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
 import { EXCLUDE_FROM_LB_LABEL } from "../kube/well_known.ts";
 import { Departures, SelectionDepartures } from "./service_departures.ts";
+import { AUTOSCALER_TAINT, type HeldNode, NodeChangeGuard } from "./node_change_guard.ts";
 
 /** Upstream's label that keeps a Node out of every external load balancer. */
 export const EXCLUDE_LABEL = EXCLUDE_FROM_LB_LABEL;
-const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 
 /** Same labels, same values. */
 export function sameLabels(a: Node, b: Node): boolean {
@@ -76,16 +76,34 @@ export class NodeSetMemory {
   readonly #departures: Departures;
   readonly #selections: SelectionDepartures;
 
-  constructor(listNodes: () => Node[], now: () => number = Date.now) {
+  readonly #guard: NodeChangeGuard;
+  readonly #now: () => number;
+  /** When a held Node may be taken again (then the eligible set is recomputed). */
+  #releaseAt?: number;
+  /** Told of each Node whose changes are held from now on (node_change_guard.ts). */
+  onHeld: (held: HeldNode) => void = () => {};
+  /** Whether some balancer selects Nodes by label (then every label change counts, not only exclusion). */
+  labelsMatter: () => boolean = () => true;
+
+  constructor(listNodes: () => Node[], now: () => number = Date.now, guard?: NodeChangeGuard) {
     this.#listNodes = listNodes;
+    this.#now = now;
     this.#departures = new Departures(now);
     this.#selections = new SelectionDepartures(now);
+    this.#guard = guard ?? new NodeChangeGuard(undefined, undefined, now);
   }
 
-  /** The eligible Nodes now. */
+  /**
+   * The eligible Nodes now, as the controller may see them: a Node whose labels change too often is
+   * seen as it was last taken (node_change_guard.ts).
+   */
   eligible(): EligibleNodes {
+    if (this.#releaseAt !== undefined && this.#now() >= this.#releaseAt) this.#eligible = undefined;
     if (!this.#eligible) {
-      const all = this.#listNodes();
+      const view = this.#guard.view(this.#listNodes(), this.labelsMatter());
+      const all = view.nodes;
+      this.#releaseAt = view.nextReleaseMs === undefined ? undefined : this.#now() + view.nextReleaseMs;
+      for (const held of view.held) this.onHeld(held);
       const nodes = all.filter(eligibleNode);
       this.#departures.observe(nodes, all, leavingSince);
       this.#eligible = { nodes, set: nodeSet(nodes) };
@@ -121,6 +139,11 @@ export class NodeSetMemory {
     const ends = [this.#departures.nextExpiry(drainMs), this.#selections.nextExpiry(drainMs)]
       .filter((ms): ms is number => ms !== undefined);
     return ends.length ? Math.min(...ends) : undefined;
+  }
+
+  /** Milliseconds until a held Node may be taken again; undefined: none is held. */
+  nextRelease(): number | undefined {
+    return this.#releaseAt === undefined ? undefined : Math.max(0, this.#releaseAt - this.#now());
   }
 
   /** A Node changed: the eligible set is recomputed at the next `eligible()`. */

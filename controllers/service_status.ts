@@ -16,12 +16,19 @@ import { rootCause, TerminalError } from "../kube/reconcile.ts";
 /** The condition's type. */
 export const READY_CONDITION = "LoadBalancerReady";
 
+/** Warnings that are advice, not a problem of the balancer: they name the condition only alone. */
+const ADVICE = new Set(["LoadBalancerTypeUnconfigured"]);
+
 /** Messages are cut to this length (the API allows 32 KiB; a Warning names the whole problem anyway). */
 const MAX_MESSAGE = 1024;
 
 /** The condition after a successful sync. */
 export function readyCondition(warnings: ProviderWarning[] = []): Omit<Condition, "lastTransitionTime"> {
-  const own = warnings.filter((w) => !w.node);
+  // Advice (an unset type) never names the condition while a real problem is there (probe P6).
+  const own = [
+    ...warnings.filter((w) => !w.node && !ADVICE.has(w.reason)),
+    ...warnings.filter((w) => !w.node && ADVICE.has(w.reason)),
+  ];
   return own.length
     ? {
       type: READY_CONDITION,

@@ -13,6 +13,7 @@
  * @module
  */
 import { logger, registerSecret } from "../lib/log.ts";
+import { readSecretFileSync } from "../lib/secret_file.ts";
 
 /** Whitespace or control characters: never part of a token, and fatal in an HTTP header. */
 // deno-lint-ignore no-control-regex -- control characters are exactly what is looked for
@@ -68,7 +69,7 @@ export class Credentials {
     this.#used.push(options.token);
     this.#file = options.file;
     this.#recheckMs = options.recheckMs ?? 10_000;
-    this.#readFile = options.readFile ?? ((path) => Deno.readTextFileSync(path));
+    this.#readFile = options.readFile ?? readSecretFileSync;
   }
 
   /** The token to send now (the file re-read when due). */

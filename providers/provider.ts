@@ -91,6 +91,11 @@ export interface MachineRecord {
   names: string[];
   /** Addresses and networks the cloud routes to the machine (`203.0.113.7/32`, `2001:db8:1::/64`). */
   cidrs: string[];
+  /**
+   * Those of `cidrs` that another machine may hold too (private networks that can overlap): an
+   * address among them that another Node reports is refused.
+   */
+  sharedCidrs?: string[];
 }
 
 /** Why the node controller asks for metadata (see {@link Instances.instanceMetadata}). */

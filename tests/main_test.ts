@@ -205,3 +205,27 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "main: HCLOUD_TOKEN_FILE that is a device, a FIFO or too big exits 2 at once naming it (probe P7)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      assert(new Deno.Command("mkfifo", { args: [`${dir}/fifo`] }).outputSync().success, "mkfifo");
+      await Deno.writeTextFile(`${dir}/big`, "x".repeat(1 << 20));
+      for (const file of ["/dev/zero", `${dir}/fifo`, `${dir}/big`]) {
+        const ccm = spawnCcm([`--kubeconfig=${dir}/missing`, "--leader-elect=false"], {
+          HCLOUD_TOKEN_FILE: file,
+        });
+        assertEquals((await ccm.status).code, 2, ccm.output());
+        assert(ccm.output().includes(`HCLOUD_TOKEN_FILE: cannot read ${file}: ${file} `), ccm.output());
+        // The read no longer hides what else is wrong.
+        assert(ccm.output().includes(`kubeconfig ${dir}/missing: file not found`), ccm.output());
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

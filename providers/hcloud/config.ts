@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { readSecretFile } from "../../lib/secret_file.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { parseGoBool } from "../../lib/go_bool.ts";
 import { parseCidr } from "../../lib/cidr.ts";
@@ -147,7 +148,7 @@ export async function readHcloudConfig(
   const tokenFile = str("HCLOUD_TOKEN_FILE");
   if (tokenFile) {
     try {
-      const fromFile = (await Deno.readTextFile(tokenFile)).trim();
+      const fromFile = (await readSecretFile(tokenFile)).trim();
       // Both set and different: which one was meant cannot be known (the official CCM takes HCLOUD_TOKEN).
       if (token && fromFile !== token) {
         errors.push(

@@ -205,7 +205,8 @@ export class HcloudInstances implements Instances {
 
   /**
    * The server behind a Cloud provider ID (or the Robot server behind a Robot one), named as the
-   * Node: its name, public IPv4, IPv6 network and private IPs in every network. Nothing the Node says
+   * Node: its name, public IPv4, IPv6 network and its private IP in the cluster network (every
+   * network's without one, marked as shared). Nothing the Node says
    * of itself (annotations, the kubelet's node IP) counts.
    */
   async machineRecord(node: Node, signal?: AbortSignal): Promise<MachineRecord | undefined> {
@@ -218,9 +219,14 @@ export class HcloudInstances implements Instances {
       const cidrs = [
         ...(server.ipv4 && server.ipv4 !== "0.0.0.0" ? [`${server.ipv4}/32`] : []),
         ...(server.ipv6Net ? [server.ipv6Net] : []),
-        ...server.privateNets.map((p) => `${p.ip}/32`),
+        // Only the cluster network's private IP (probe P5): another network may overlap it and give
+        // this machine an address that is another Node's in the cluster. Without HCLOUD_NETWORK,
+        // every network's, and the approver refuses one another Node has (sharedCidrs).
+        ...server.privateNets.filter((p) => this.#network.id === undefined || p.network === this.#network.id)
+          .map((p) => `${p.ip}/32`),
       ];
-      return { providerID: `hcloud://${server.id}`, names: [server.name], cidrs };
+      const sharedCidrs = this.#network.id === undefined ? server.privateNets.map((p) => `${p.ip}/32`) : [];
+      return { providerID: `hcloud://${server.id}`, names: [server.name], cidrs, sharedCidrs };
     });
   }
 

@@ -18,15 +18,25 @@ import type { ProviderWarning, TlsSecret } from "../../provider.ts";
 import { TlsCertificates } from "./tls_secrets.ts";
 import { logger } from "../../../lib/log.ts";
 import { ExternalObjectConsent } from "./consent.ts";
+import { type CertificateFacts, certificateOwnerProblem, type OwnerContext } from "./certificate_owner.ts";
 import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "./labels.ts";
 import { LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../names.ts";
 type Certificate = Schemas["certificate"];
+
+/** How long a certificate's labels read by ID are trusted, and how many are kept. */
+const FACTS_TTL_MS = 10 * 60_000;
+const FACTS_MAX = 512;
 
 /** Resolves the certificate IDs a Service's HTTPS services use. */
 export class LbCertificates {
   /** Whether a Service UID exists in this cluster (set by the controller; unknown: assume it does). */
   serviceExists: (uid: string) => boolean = () => true;
+  /** `namespace/name` of a live Service by UID (set by the controller), for messages. */
+  serviceName: (uid: string) => string | undefined = () => undefined;
+  /** The cluster served (set with the provider's cluster). */
+  clusterId?: string;
   readonly #log = logger("hcloud");
+  readonly #facts = new Map<number, { facts: CertificateFacts; at: number }>();
   #tls?: TlsCertificates;
 
   constructor(
@@ -94,6 +104,15 @@ export class LbCertificates {
       [...spec.ports.values()].some((p) => p.protocol === "https" || p.certificates || p.certificateType);
   }
 
+  /** What the owner rule knows of the cluster (certificate_owner.ts). */
+  get owners(): OwnerContext {
+    return {
+      clusterId: this.clusterId,
+      serviceExists: (uid) => this.serviceExists(uid),
+      serviceName: (uid) => this.serviceName(uid),
+    };
+  }
+
   /** Certificates uploaded from TLS Secrets (tls_secrets.ts). */
   get tls(): TlsCertificates {
     return this.#tls ??= new TlsCertificates(this.client);
@@ -116,28 +135,50 @@ export class LbCertificates {
     return [certificate.id];
   }
 
-  /** Uploaded certificates by ID or name, as `annotation` names them; each must be the Service's to use. */
+  /**
+   * Uploaded certificates by ID or name, as `annotation` names them; each must be the Service's to
+   * use: one a CCM made for another Service, Secret or cluster never is (certificate_owner.ts), one
+   * made outside needs consent (consent.ts).
+   */
   async #uploaded(service: Service, refs: string[], annotation: string): Promise<number[]> {
     const ids: number[] = [];
-    const byId: number[] = [];
     for (const ref of refs) {
-      if (/^\d+$/.test(ref)) {
-        ids.push(Number(ref));
-        byId.push(Number(ref));
-        continue;
-      }
-      const found = await this.#byName(ref);
+      const found = /^\d+$/.test(ref) ? await this.#byId(Number(ref)) : await this.#byName(ref);
       if (!found) {
         // Retried with backoff, as the official CCM does: uploading the certificate afterwards heals it.
         throw new Error(
           `annotation ${annotation}: certificate "${ref}" not found (retrying until it exists)`,
         );
       }
-      this.consent.check(service, found, `certificate "${ref}"`);
+      const problem = certificateOwnerProblem(found, service, this.owners);
+      if (problem) throw new TerminalError(`annotation ${annotation}: ${problem}`);
+      this.consent.check(service, found, `certificate ${found.id} ("${found.name}")`);
       ids.push(found.id);
     }
-    await this.consent.checkCertificateIds(this.client, service, byId);
     return ids;
+  }
+
+  /**
+   * A certificate by ID, its labels remembered for ten minutes: who made a certificate is set when it
+   * is made, so a Service resynced often costs one GET per certificate per ten minutes, not per sync.
+   */
+  async #byId(id: number): Promise<CertificateFacts | undefined> {
+    const now = Date.now();
+    const known = this.#facts.get(id);
+    if (known && now - known.at < FACTS_TTL_MS) return known.facts;
+    try {
+      const { certificate } = await this.client.call(
+        "get certificate",
+        this.client.api.GET("/certificates/{id}", { params: { path: { id } } }),
+      );
+      const facts = { id: certificate.id, name: certificate.name, labels: certificate.labels };
+      if (this.#facts.size >= FACTS_MAX) this.#facts.clear();
+      this.#facts.set(id, { facts, at: now });
+      return facts;
+    } catch (err) {
+      if (err instanceof CloudApiError && err.status === 404) return undefined;
+      throw err;
+    }
   }
 
   /**

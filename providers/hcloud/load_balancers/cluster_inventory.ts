@@ -17,6 +17,7 @@ import { existingOwners, sweepOrphans } from "./inventory.ts";
 import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
 import { sharedAlive, type SharedBalancers } from "./shared.ts";
 import type { CoManagedBalancers } from "./co_managed.ts";
+import type { TlsCertificates } from "./tls_secrets.ts";
 import {
   allUnhealthy,
   type BalancerHealth,
@@ -42,7 +43,12 @@ export interface InventorySources {
   appliedIps?: ReadonlyMap<string, string>;
   /** Target health from each drift list, when metrics are kept. */
   health?: TargetHealthGauge;
+  /** Certificates from TLS Secrets, when the feature is on: the sweep takes the unused ones too. */
+  tls?: TlsCertificates;
 }
+
+/** A certificate uploaded from a TLS Secret younger than this may still wait for its swap. */
+const TLS_ORPHAN_MIN_AGE_MS = 10 * 60_000;
 
 /** See the module doc. */
 export class ClusterInventory implements LoadBalancerInventory {
@@ -119,15 +125,16 @@ export class ClusterInventory implements LoadBalancerInventory {
     const clusterId = this.sources.clusterId();
     if (!clusterId) return Promise.resolve(0);
     const services = this.sources.services();
-    return withSignal(
-      signal,
-      () =>
-        sweepOrphans(
-          this.sources.client,
-          clusterId,
-          liveServiceUids,
-          (labels) => !services || sharedAlive(labels, services(), liveServiceUids),
-        ),
-    );
+    return withSignal(signal, async () => {
+      const balancers = await sweepOrphans(
+        this.sources.client,
+        clusterId,
+        liveServiceUids,
+        (labels) => !services || sharedAlive(labels, services(), liveServiceUids),
+      );
+      // After the balancers: a certificate only an orphan used is free now.
+      const certificates = await this.sources.tls?.sweepUnused(clusterId, TLS_ORPHAN_MIN_AGE_MS) ?? 0;
+      return balancers + certificates;
+    });
   }
 }

@@ -14,9 +14,11 @@
  * A tenant may write that annotation too, so the record is sealed (record_seal.ts: an HMAC over the
  * Service's UID and the record, keyed from the cloud token) and a record whose seal does not verify
  * counts as none. Besides the record, a port whose destination is this Service's own NodePort for it
- * is taken as the Service's (NodePorts are unique in a cluster), so records from before the seal, or
- * sealed with a token this process never used, heal at the next sync. A balancer the CCM made for a
- * Service is never touched on a record's word.
+ * is taken as the Service's when every target of the balancer is this cluster's label selector (then
+ * the port can reach this cluster's Nodes only, where NodePorts are unique), so records from before
+ * the seal, or sealed with a token this process never used, heal at the next sync. Beside any other
+ * target a matching NodePort proves nothing: a tenant chooses its own (probe P2). A balancer the CCM
+ * made for a Service is never touched on a record's word.
  *
  * @module
  */
@@ -100,8 +102,12 @@ export function planCoManaged(
   target: { selector: string; usePrivateIp: boolean; addedByCluster: boolean },
 ): { actions: LbAction[]; conflicts: number[]; state: CoManagedState } {
   const mine = new Set(owned?.id === lb.id ? owned.ports : []);
-  // A port sending to this Service's own NodePort is its own, record or not (NodePorts are unique).
-  for (const want of desired) {
+  // A port sending to this Service's own NodePort is its own, record or not — but only where every
+  // target is this cluster's: a NodePort is unique in one cluster only and a tenant chooses its own,
+  // so beside another cluster's (or a person's) targets it proves nothing (probe P2).
+  const onlyOurTargets = lb.targets.length > 0 &&
+    lb.targets.every((t) => t.type === "label_selector" && t.label_selector?.selector === target.selector);
+  for (const want of onlyOurTargets ? desired : []) {
     const actual = lb.services.find((s) => s.listen_port === want.listen_port);
     if (actual && actual.destination_port === want.destination_port) mine.add(want.listen_port);
   }

@@ -25,7 +25,7 @@ function svc(port: number, destination = 30000 + port): DesiredService {
   } as DesiredService;
 }
 /** A balancer with `ports`, sending them to `destination` (the maker's, unless given). */
-function lb(ports: number[], selector = false, destination = (p: number) => 20000 + p): LB {
+function lb(ports: number[], selector = false, destination = (p: number) => 20000 + p, others = true): LB {
   return {
     id: 5,
     name: "shared",
@@ -34,7 +34,7 @@ function lb(ports: number[], selector = false, destination = (p: number) => 2000
       health_check: { ...svc(p, destination(p)).health_check, interval: 15, timeout: 10, retries: 3 },
     })),
     targets: [
-      { type: "server", server: { id: 1 } },
+      ...(others ? [{ type: "server", server: { id: 1 } }] : []),
       ...(selector ? [{ type: "label_selector", label_selector: { selector: SEL } }] : []),
     ],
   } as unknown as LB;
@@ -66,9 +66,13 @@ Deno.test("co-managed plan: own ports added, updated and removed; others reporte
   const otherBalancer = planCoManaged(lb([80]), [svc(80)], { id: 99, ports: [80], target: true }, target());
   assertEquals(otherBalancer.conflicts, [80], "ports owned on another balancer are not owned here");
 
-  // No (valid) record, but the port sends to this Service's own NodePort: it is the Service's.
-  const healed = planCoManaged(lb([80], true, (p) => 30000 + p), [svc(80)], undefined, target(true));
+  // No (valid) record, but the port sends to this Service's own NodePort and every target is this
+  // cluster's: it is the Service's.
+  const healed = planCoManaged(lb([80], true, (p) => 30000 + p, false), [svc(80)], undefined, target(true));
   assertEquals([healed.conflicts, healed.actions, healed.state.ports], [[], [], [80]]);
+  // Beside another owner's target, a NodePort the tenant chose to match proves nothing (probe P2).
+  const chosen = planCoManaged(lb([80], true, (p) => 30000 + p), [svc(80)], undefined, target(true));
+  assertEquals([chosen.conflicts, chosen.actions, chosen.state.ports], [[80], [], []]);
 });
 
 Deno.test("co-managed release: own ports, and the target only when the cluster added it and nobody needs it", () => {

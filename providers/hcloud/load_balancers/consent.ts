@@ -33,22 +33,10 @@ export class ExternalObjectConsent {
     const ns = namespaceOf(service);
     if (object.labels?.[CONSENT_LABEL] === ns) return;
     throw new TerminalError(
-      `${what} was not made by this CCM and namespace ${ns} has no consent to use it: its owner can label it ` +
+      `${what} was made outside this CCM and namespace ${ns} has no consent to use it: its owner can label it ` +
         `${CONSENT_LABEL}=${ns} in the cloud, or the operator list ${ns} in ` +
         "HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES; nothing was changed",
     );
-  }
-
-  /** Checks each uploaded certificate named by ID (one GET each, only for untrusted namespaces). */
-  async checkCertificateIds(client: HcloudClient, service: Service, ids: number[]): Promise<void> {
-    if (this.trusted(service)) return;
-    for (const id of ids) {
-      const { certificate } = await client.call(
-        "get certificate",
-        client.api.GET("/certificates/{id}", { params: { path: { id } } }),
-      );
-      this.check(service, certificate, `certificate ${id} ("${certificate.name}")`);
-    }
   }
 
   /** Checks each Primary IP a new balancer would take (one GET each, only for untrusted namespaces). */

@@ -15,5 +15,8 @@ Deno.test("external object consent: the operator's list, else the object's own l
     () => strict.check(svc("team-b"), { labels: { [CONSENT_LABEL]: "team-a" } }, 'certificate "a"'),
     TerminalError,
   );
-  assertEquals(err.message.startsWith('certificate "a" was not made by this CCM and namespace team-b'), true);
+  assertEquals(
+    err.message.startsWith('certificate "a" was made outside this CCM and namespace team-b'),
+    true,
+  );
 });

@@ -5,6 +5,9 @@
  * @module
  */
 import { TerminalError } from "../../errors.ts";
+import { CloudApiError } from "../../../hcloud_api/mod.ts";
+import { SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+import { SHARE_LABEL } from "../names.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
 import type { DesiredService } from "./desired.ts";
@@ -64,9 +67,45 @@ export async function createLoadBalancer(
       }]
       : ids.map((id) => ({ type: "server" as const, server: { id }, use_private_ip: spec.usePrivateIp })),
   };
-  const data = await client.call("create load balancer", client.api.POST("/load_balancers", { body }));
+  let data;
+  try {
+    data = await client.call("create load balancer", client.api.POST("/load_balancers", { body }));
+  } catch (err) {
+    if (err instanceof CloudApiError && err.code === "uniqueness_error") {
+      throw new Error(await nameTaken(client, request.name), { cause: err });
+    }
+    throw err;
+  }
   await waiter.wait(data.action);
   return data.load_balancer;
+}
+
+/**
+ * Why a name is taken, naming the holder and the way out (probe P3, P10): the API only says
+ * `uniqueness_error`. Retried (the holder may go), but the message says what would end it.
+ */
+async function nameTaken(client: HcloudClient, name: string): Promise<string> {
+  const found = await client.call(
+    "find load balancer",
+    client.api.GET("/load_balancers", { params: { query: { name } } }),
+  ).catch(() => undefined);
+  const holder = found?.load_balancers[0];
+  const labels = holder?.labels ?? {};
+  const whose = !holder
+    ? "another load balancer (gone since? retrying)"
+    : labels[SHARE_LABEL] !== undefined
+    ? `load balancer ${holder.id}, shared by the Services of namespace ${
+      labels[SERVICE_NAMESPACE_LABEL] ?? "?"
+    } (key "${labels[SHARE_LABEL]}")`
+    : labels[SERVICE_NAMESPACE_LABEL] !== undefined
+    ? `load balancer ${holder.id}, made for Service ${labels[SERVICE_NAMESPACE_LABEL]}/${
+      labels[SERVICE_NAME_LABEL] ?? "?"
+    }`
+    : labels[SERVICE_UID_LABEL] !== undefined
+    ? `load balancer ${holder.id}, made by a CCM for the Service with UID ${labels[SERVICE_UID_LABEL]}`
+    : `load balancer ${holder.id}, made outside Kubernetes`;
+  return `load balancer name "${name}" is already used by ${whose}; nothing was created. Choose another ` +
+    "name with the annotation load-balancer.hetzner.cloud/name (retrying while it is taken)";
 }
 
 /**

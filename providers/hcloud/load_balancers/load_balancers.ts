@@ -84,6 +84,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #asked = new Map<number, DriftRecord>();
   /** Eligible Nodes at the last sync: sizes the drift list's pages. */
   #nodeCount = 0;
+  /** The TLS Secrets (`namespace/name`) each Service's last sync served, by UID. */
+  readonly #tlsRefs = new Map<string, string[]>();
   /** Balancers made outside Kubernetes that Services are attached to (`attach-to`). */
   readonly #coManaged: CoManagedBalancers;
   /** Who may name objects made outside the CCM (consent.ts). */
@@ -141,6 +143,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       nodeCount: () => this.#nodeCount,
       appliedIps: this.#robot.enabled ? this.#targets.appliedIps : undefined,
       health: registry && new TargetHealthGauge(registry),
+      tls: defaults.tlsSecrets ? this.#certificates.tls : undefined,
     });
     if (defaults.tlsSecrets) {
       this.tlsSecrets = {
@@ -154,7 +157,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const { spec } = parseLoadBalancerSpec(service, this.#defaults);
     if (spec.name) return spec.name;
     return spec.share
-      ? sharedName(service.metadata?.namespace ?? "default", spec.share)
+      ? sharedName(service.metadata?.namespace ?? "default", spec.share, this.#clusterId ?? "")
       : defaultLoadBalancerName(service);
   }
 
@@ -325,8 +328,23 @@ export class HcloudLoadBalancers implements LoadBalancers {
       networkId: this.#network.id,
     });
     // Certificates a renewed TLS Secret replaced are no longer on this balancer: delete them if unused.
-    await this.#certificates.tls.cleanUp(this.#clusterId, certificates.secrets);
+    await this.#tlsAfterSync(service, certificates.secrets);
     return { ingress: ingressOf(lb, spec), warnings };
+  }
+
+  /**
+   * After a sync put the certificates of the TLS Secrets `refs` in place: older certificates of those
+   * Secrets go (a renewal), and so do the unused ones of Secrets the Service named at its last sync
+   * and no longer does (it moved to another Secret): renewals and moves leave no key behind.
+   */
+  async #tlsAfterSync(service: Service, refs: string[]): Promise<void> {
+    const uid = service.metadata!.uid!;
+    const before = this.#tlsRefs.get(uid) ?? [];
+    await this.#certificates.tls.cleanUp(this.#clusterId, refs);
+    const dropped = before.filter((ref) => !refs.includes(ref));
+    if (dropped.length) await this.#certificates.tls.sweep(this.#clusterId, dropped);
+    if (refs.length) this.#tlsRefs.set(uid, refs);
+    else this.#tlsRefs.delete(uid);
   }
 
   /** The Service's ports as balancer services, with the certificates they use. */
@@ -352,7 +370,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     warnings.push(...certificates.warnings, ...serviceWarnings, ...fields.warnings);
     if (fields.refuseCreate) throw new ProviderError(new TerminalError(fields.refuseCreate), { warnings });
     const result = await this.#shared.ensure(service, spec, services, nodes, this.#clusterId);
-    await this.#certificates.tls.cleanUp(this.#clusterId, certificates.secrets);
+    await this.#tlsAfterSync(service, certificates.secrets);
     return { ...result, warnings };
   }
 
@@ -373,7 +391,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const { certificates, services, warnings } = await this.#ports(service, spec, options);
     const fields = checkServiceFields(service, spec, services.length);
     const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
-    await this.#certificates.tls.cleanUp(this.#clusterId, certificates.secrets);
+    await this.#tlsAfterSync(service, certificates.secrets);
     return {
       ...result,
       warnings: [...certificates.warnings, ...warnings, ...fields.warnings, ...result.warnings ?? []],
@@ -386,6 +404,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
    */
   useCluster(cluster: ClusterView): void {
     this.#clusterId = cluster.clusterId;
+    this.#certificates.clusterId = cluster.clusterId;
     const services = cluster.services?.bind(cluster);
     if (!services) return; // owners unknown: every one is taken to be alive
     this.#servicesKnown = true;
@@ -393,6 +412,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const exists = (uid: string) => services().some((svc) => svc.metadata?.uid === uid);
     this.#lookup.serviceExists = exists;
     this.#certificates.serviceExists = exists;
+    this.#certificates.serviceName = (uid) => {
+      const found = services().find((svc) => svc.metadata?.uid === uid)?.metadata;
+      return found && `${found.namespace ?? "default"}/${found.name}`;
+    };
     this.#coManaged.services = all;
     this.#lookup.services = all;
   }
@@ -473,6 +496,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     service: Service,
     signal?: AbortSignal,
   ): Promise<void | { annotations: Record<string, null> }> {
+    this.#tlsRefs.delete(service.metadata?.uid ?? "");
     return await withSignal(
       signal,
       () =>

@@ -1,16 +1,18 @@
 /**
  * Finding a Service's load balancer, and the ownership rule for taking over a same-named one: by
- * the Service's UID label first; a same-named balancer only when no live owner claims it (labelled
- * for a Service that no longer exists in this cluster, made for this Service's namespace and name
- * when its labels say so, and not tagged by another cluster; or with no owner label at all and the
- * Service's explicit `adopt-existing: "true"`). Anything else is refused with a message naming the
+ * the Service's UID label first; a same-named balancer only when no live owner claims it (made by
+ * this cluster, proven by its cluster label, for a Service that no longer exists, and for this
+ * Service's namespace and name when its labels say so; or made outside this cluster — no owner
+ * label, or one without this cluster's mark — with the Service's explicit `adopt-existing: "true"`
+ * and the namespace's consent). Anything else is refused with a message naming the
  * balancer and its owner, and never changed.
  *
  * A name is also refused, before anything is created or taken over, when another live Service has the stronger claim
  * to it (issue 33, probe N6: a tenant naming another Service's balancer would otherwise take the
  * name the moment that balancer is lost, and lock its Service out): the name derived from a
  * Service's own UID is always its own; between two Services annotating one name, the one that has
- * been served (ingress in its status) wins, then the older one.
+ * been served (ingress in its status) wins, then the older one, then (created in the same second)
+ * the first by `namespace/name`: a rule that gives the same winner on every run.
  *
  * @module
  */
@@ -20,6 +22,7 @@ import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import { defaultLoadBalancerName, type LoadBalancerSpec } from "./annotations.ts";
 import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { ExternalObjectConsent } from "./consent.ts";
+import { sharedName } from "./shared_record.ts";
 import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION, SHARE_LABEL } from "../names.ts";
 
 /** A refusal that leaves the Service without a balancer of its own (the controller stops advertising). */
@@ -66,7 +69,7 @@ export class LbLookup {
     if (own) return own;
     const found = await this.#findByName(name);
     const rival = () => {
-      const claim = rivalClaim(name, service, this.services());
+      const claim = rivalClaim(name, service, this.services(), this.clusterId());
       if (!claim) return;
       throw noBalancer(
         new TerminalError(
@@ -108,14 +111,22 @@ export class LbLookup {
       if (other) {
         refuse(`was made for Service ${other}, which is gone; only a Service of that name takes it over`);
       }
-      // Its Service is gone: a recreated Service takes it over (one its labels name, whatever others claim).
-      if (!found.labels?.[SERVICE_NAMESPACE_LABEL]) rival();
-      return found;
+      // Its Service is gone: a recreated Service takes it over (one its labels name, whatever others
+      // claim), if this cluster made it. Without our cluster's mark, an owner label proves nothing (a
+      // label anyone with the token writes, or the official CCM of another cluster): made outside (P11).
+      if (ours && otherCluster === ours) {
+        if (!found.labels?.[SERVICE_NAMESPACE_LABEL]) rival();
+        return found;
+      }
     }
     if (!spec.adoptExisting) {
       refuse(
-        "carries no owner label (made outside Kubernetes?); to take it over, and replace its services and " +
-          'targets, annotate the Service with load-balancer.hetzner.cloud/adopt-existing: "true"',
+        (owner
+          ? `carries the owner label of Service UID ${owner}, which is not in this cluster, and no ` +
+            `${CLUSTER_ID_LABEL} of this cluster (made by another cluster's CCM, or before a restore?)`
+          : "carries no owner label (made outside Kubernetes?)") +
+          "; to take it over, and replace its services and targets, annotate the Service with " +
+          'load-balancer.hetzner.cloud/adopt-existing: "true"',
       );
     }
     rival();
@@ -156,6 +167,7 @@ export function rivalClaim(
   name: string,
   service: Service,
   services: Service[],
+  clusterId?: string,
 ): { who: string; why: string } | undefined {
   const uid = service.metadata?.uid;
   if (defaultLoadBalancerName(service) === name) return undefined; // its own, whoever else names it
@@ -164,16 +176,29 @@ export function rivalClaim(
   for (const other of services) {
     const annotations = other.metadata?.annotations ?? {};
     if (other.metadata?.uid === uid || other.spec?.type !== "LoadBalancer") continue;
-    // No balancer of its own.
-    if (annotations[`${LB_ANNOTATION_PREFIX}attach-to`] || annotations[SHARE_ANNOTATION]) continue;
     const who = `${other.metadata?.namespace ?? "default"}/${other.metadata?.name}`;
+    const share = annotations[SHARE_ANNOTATION];
+    // A shared balancer's default name is its namespace's (probe P3), whoever names it first.
+    if (share && clusterId && !annotations[NAME_ANNOTATION]) {
+      if (sharedName(other.metadata?.namespace ?? "default", share, clusterId) === name) {
+        return { who, why: `the default name of its namespace's shared balancer (key "${share}")` };
+      }
+    }
+    // No balancer of its own.
+    if (annotations[`${LB_ANNOTATION_PREFIX}attach-to`] || share) continue;
     if (defaultLoadBalancerName(other) === name) return { who, why: "the name made from its UID" };
     if (annotations[NAME_ANNOTATION] !== name) continue;
     if (served(other) && !served(service)) return { who, why: "it is served under that name" };
     if (served(other) !== served(service)) continue;
     const [a, b] = [created(other), created(service)];
-    if (a < b || (a === b && (other.metadata?.uid ?? "") < (uid ?? ""))) {
-      return { who, why: `it claimed the name first, created ${a || "earlier"}` };
+    if (a < b) return { who, why: `it is older: created ${a}, this Service ${b || "later"}` };
+    // Created in the same second (timestamps have no finer grain): not by UID, which is random and
+    // flips between runs, but by namespace/name, which both can see and which never changes.
+    if (a === b && who < `${service.metadata?.namespace ?? "default"}/${service.metadata?.name}`) {
+      return {
+        who,
+        why: `both were created at ${a || "an unknown time"}; a tie goes to the first by namespace/name`,
+      };
     }
   }
   return undefined;

@@ -21,7 +21,7 @@ function svc(
   };
 }
 
-Deno.test("rival claims: a UID-derived name is its Service's; then served, then older, then lower UID", () => {
+Deno.test("rival claims: a UID-derived name is its Service's; then served, then older, then namespace/name", () => {
   const victim = svc("victim", "1111-2222", "2026-01-02T00:00:00Z");
   const squatter = svc("evil", "9999", "2026-01-01T00:00:00Z", { lbName: "a11112222" });
   // The older squatter names the victim's default name: refused; the victim is never refused for it.
@@ -36,11 +36,21 @@ Deno.test("rival claims: a UID-derived name is its Service's; then served, then 
   const servedYoung = svc("young", "4", "2026-01-05T00:00:00Z", { lbName: "web", served: true });
   assertEquals(rivalClaim("web", old, [old, servedYoung])?.who, "ns/young");
   assertEquals(rivalClaim("web", servedYoung, [old, servedYoung]), undefined);
-  // Same age: the lower UID, so that exactly one of the two may proceed.
-  const twinA = svc("a", "5", "2026-01-01T00:00:00Z", { lbName: "twin" });
-  const twinB = svc("b", "6", "2026-01-01T00:00:00Z", { lbName: "twin" });
-  assertEquals(rivalClaim("twin", twinB, [twinA, twinB])?.who, "ns/a");
-  assertEquals(rivalClaim("twin", twinA, [twinA, twinB]), undefined);
+  assertEquals(
+    rivalClaim("web", young, [old, young])?.why,
+    "it is older: created 2026-01-01T00:00:00Z, " +
+      "this Service 2026-01-05T00:00:00Z",
+  );
+  // Same second: the first by namespace/name, whichever UID is lower, so that exactly one of the two
+  // may proceed and the same one on every run (UIDs are random).
+  for (const [uidA, uidB] of [["5", "6"], ["6", "5"]]) {
+    const twinA = svc("a", uidA, "2026-01-01T00:00:00Z", { lbName: "twin" });
+    const twinB = svc("b", uidB, "2026-01-01T00:00:00Z", { lbName: "twin" });
+    const claim = rivalClaim("twin", twinB, [twinA, twinB]);
+    assertEquals(claim?.who, "ns/a");
+    assertEquals(claim?.why.includes("a tie goes to the first by namespace/name"), true, claim?.why);
+    assertEquals(rivalClaim("twin", twinA, [twinA, twinB]), undefined);
+  }
   // A Service that is no longer a LoadBalancer claims nothing.
   const gone = svc("old", "3", "2026-01-01T00:00:00Z", { lbName: "web", type: "ClusterIP" });
   assertEquals(rivalClaim("web", young, [gone, young]), undefined);

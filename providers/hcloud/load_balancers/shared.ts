@@ -152,7 +152,7 @@ export class SharedBalancers {
         await leaveOld();
         await this.#labeler.apply();
         lb = await createLoadBalancer(this.#client, this.#waiter, {
-          name: spec.name ?? sharedName(namespace, key),
+          name: spec.name ?? sharedName(namespace, key, clusterId),
           owner: sharedLabels({}, record, desired.map((d) => d.listen_port)),
           spec,
           services: desired,

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import type { Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
 import { type DesiredService, serviceDiffers } from "./desired.ts";
@@ -67,14 +68,16 @@ export function shareSelector(clusterId: string, namespace: string, key?: string
     (key === undefined ? "" : `=${key}`);
 }
 
-/** The default name of a shared balancer: `<namespace>-<key>`, shortened with a digest past 63 characters. */
-export function sharedName(namespace: string, key: string): string {
-  const name = `${namespace}-${key}`;
-  if (name.length <= 63) return name;
-  // FNV-1a: only tells apart namespaces that share their first characters (names are unique anyway).
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193) >>> 0;
-  return `${namespace.slice(0, 63 - key.length - 10)}-${key}-${hash.toString(16).padStart(8, "0")}`;
+/**
+ * The default name of a shared balancer: `<namespace>-<key>-<digest>`, the digest over the cluster,
+ * namespace and key (probe P3). Without it `a`+`b-c` and `a-b`+`c` named one balancer, and a plain
+ * Service could take a namespace's name before its first shared Service came; a tenant cannot
+ * compute the digest without the cluster's identity (the kube-system namespace's UID). Balancers
+ * made under the old name are found by their labels, so nothing is renamed.
+ */
+export function sharedName(namespace: string, key: string, clusterId: string): string {
+  const digest = createHash("sha256").update(`${clusterId}\0${namespace}\0${key}`).digest("hex").slice(0, 10);
+  return `${namespace.slice(0, 63 - key.length - 12)}-${key}-${digest}`;
 }
 
 /**

@@ -171,12 +171,17 @@ Deno.test("share settings: the digest follows the settings of the whole balancer
   assertEquals(base.length, 16);
 });
 
-Deno.test("shared name: namespace and key, shortened to Hetzner's 63 characters", () => {
-  assertEquals(sharedName("shop", "web"), "shop-web");
-  const long = sharedName("n".repeat(63), "k".repeat(40));
+Deno.test("shared name: readable, unique per cluster, namespace and key, within Hetzner's 63 characters", () => {
+  const name = sharedName("shop", "web", "c1");
+  assert(/^shop-web-[0-9a-f]{10}$/.test(name), name);
+  assertEquals(sharedName("shop", "web", "c1"), name, "the same on every run");
+  // Probe P3: namespace a with key b-c and namespace a-b with key c no longer meet on one name.
+  assert(sharedName("a", "b-c", "c1") !== sharedName("a-b", "c", "c1"));
+  assert(sharedName("shop", "web", "c2") !== name, "another cluster, another name");
+  const long = sharedName("n".repeat(63), "k".repeat(40), "c1");
   assertEquals(long.length, 63);
   assert(long.includes(`-${"k".repeat(40)}-`));
-  assert(long !== sharedName(`${"n".repeat(62)}m`, "k".repeat(40)), "different namespaces differ");
+  assert(long !== sharedName(`${"n".repeat(62)}m`, "k".repeat(40), "c1"), "different namespaces differ");
 });
 
 Deno.test("shared orphan: a shared balancer is alive while a live Service of its namespace naming its key owns a port", () => {

@@ -25,11 +25,11 @@ import { TerminalError } from "../../errors.ts";
 import { logger } from "../../../lib/log.ts";
 import { CLUSTER_ID_LABEL } from "./labels.ts";
 import { TLS_SECRET_LABEL } from "../names.ts";
+import { TLS_NAME_LABEL, TLS_NAMESPACE_LABEL, TLS_REF_LABEL } from "./certificate_owner.ts";
 
 type Certificate = Schemas["certificate"];
 
-/** The Secret a certificate was uploaded from: a hash of `namespace/name` (label values hold 63 characters). */
-export const TLS_REF_LABEL = "deno-ccm/tls-secret";
+export { TLS_REF_LABEL };
 /** The content it was uploaded with: a hash of certificate and key. */
 export const TLS_CONTENT_LABEL = "deno-ccm/tls-content";
 
@@ -111,10 +111,21 @@ export class TlsCertificates {
     if (!running) {
       throw new TerminalError(`${annotation}: ${why}; no certificate was uploaded from it before`);
     }
-    warnings.push({
-      reason: "TlsSecretInvalid",
-      message: `${why}; the certificate uploaded from it before (${running.name}) stays in service`,
-    });
+    // Consent withdrawn (label removed, Secret deleted) is said apart from bad content: the certificate
+    // stays while a Service of the namespace names the Secret (the namespace's own choice); it goes
+    // once no Service does (see the README, "TLS Secrets").
+    warnings.push(
+      secret
+        ? {
+          reason: "TlsSecretInvalid",
+          message: `${why}; the certificate uploaded from it before (${running.name}) stays in service`,
+        }
+        : {
+          reason: "TlsSecretWithdrawn",
+          message: `${why}; the certificate uploaded from it before (${running.name}) stays in service ` +
+            `until no Service names the Secret (remove ${annotation} to take it off)`,
+        },
+    );
     return running.id;
   }
 
@@ -162,6 +173,37 @@ export class TlsCertificates {
     }
   }
 
+  /**
+   * Deletes this cluster's certificates uploaded from TLS Secrets that no balancer uses and that are
+   * older than `minAgeMs` (a younger one may wait for its swap): what a Service left when it moved to
+   * another Secret, or a crash left, while no process watched. One paginated list.
+   */
+  async sweepUnused(clusterId: string | undefined, minAgeMs: number, now = Date.now()): Promise<number> {
+    if (!clusterId) return 0;
+    const all = await this.client.listAll<Certificate, Certificate>(
+      "list certificates",
+      "certificates",
+      (page) =>
+        this.client.api.GET("/certificates", {
+          params: {
+            query: {
+              label_selector: `${CLUSTER_ID_LABEL}=${clusterId},${TLS_REF_LABEL}`,
+              page,
+              per_page: 50,
+            },
+          },
+        }),
+      (c) => c,
+    );
+    let deleted = 0;
+    for (const certificate of all) {
+      if ((certificate.used_by ?? []).length || now - Date.parse(certificate.created) < minAgeMs) continue;
+      await this.#delete(certificate);
+      deleted++;
+    }
+    return deleted;
+  }
+
   async #find(clusterId: string, refHash: string, content: string): Promise<number | undefined> {
     const found = await this.#list(clusterId, refHash, content);
     return found[0]?.id;
@@ -189,7 +231,12 @@ export class TlsCertificates {
           type: "uploaded",
           certificate: secret.certificate,
           private_key: secret.privateKey(),
-          labels: { [CLUSTER_ID_LABEL]: clusterId, [TLS_REF_LABEL]: refHash, [TLS_CONTENT_LABEL]: content },
+          labels: {
+            [CLUSTER_ID_LABEL]: clusterId,
+            [TLS_REF_LABEL]: refHash,
+            [TLS_CONTENT_LABEL]: content,
+            ...secretLabels(ref),
+          },
         },
       }),
     );
@@ -214,4 +261,12 @@ export class TlsCertificates {
       throw err;
     }
   }
+}
+
+/** The Secret's namespace and (when it fits a label value) name, so a refusal can say whose it is. */
+function secretLabels(ref: string): Record<string, string> {
+  const [namespace, name] = ref.split("/");
+  const labels: Record<string, string> = { [TLS_NAMESPACE_LABEL]: namespace };
+  if (name.length <= 63 && /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(name)) labels[TLS_NAME_LABEL] = name;
+  return labels;
 }

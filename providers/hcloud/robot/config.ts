@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readSecretFile } from "../../../lib/secret_file.ts";
 import { parseDuration } from "../../../lib/duration.ts";
 import type { EnvVar } from "../../../config/env.ts";
 
@@ -42,9 +43,9 @@ export async function readRobotConfig(
       return direct;
     }
     try {
-      return (await Deno.readTextFile(file)).trim() || undefined;
+      return (await readSecretFile(file)).trim() || undefined;
     } catch (err) {
-      errors.push(`${name}_FILE: cannot read ${file}: ${(err as Error).name}`);
+      errors.push(`${name}_FILE: cannot read ${file}: ${secretFileProblem(err)}`);
       return undefined;
     }
   };
@@ -79,4 +80,12 @@ export async function readRobotConfig(
     // As in the official CCM: only meaningful with Robot on.
     forwardInternalIps: enabled && parseBool("ROBOT_FORWARD_INTERNAL_IPS", true),
   };
+}
+
+/** What went wrong reading a credential file: a limit's message, else only the error's name (no content). */
+function secretFileProblem(err: unknown): string {
+  const message = (err as Error).message ?? "";
+  return / is not a regular file| bytes a credential can take| more than the /.test(message)
+    ? message
+    : (err as Error).name;
 }
