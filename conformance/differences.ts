@@ -327,6 +327,60 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
     path: /^warning_events\[Node\/[^/]+\/(InstanceNotFound|UnsupportedNode)\]$/,
     values: (expected, actual) => !expected && actual === true,
   },
+  {
+    id: "foreign-owner-needs-opt-in",
+    kind: "intentional",
+    summary:
+      "A same-named load balancer whose `hcloud-ccm/service-uid` names a Service that is not in this cluster, " +
+      "and that lacks this cluster's `deno-ccm/cluster-id` (another cluster's CCM made it), is not taken over " +
+      'unless the Service says `adopt-existing: "true"`; the Service gets `SyncLoadBalancerFailed` naming the ' +
+      "balancer and why, and the balancer is left as it is.",
+    reason:
+      "An owner label is written by whoever holds the project's token: with HCCM a tenant takes over another " +
+      "cluster's balancer by naming it (security probe P11). This cluster's own balancers carry its mark and " +
+      "are taken over by a recreated Service as before.",
+    cases: "cases whose Service names a seeded balancer labelled for a Service that is not one of the case's",
+    appliesTo: (c) =>
+      services(c).some((s) => {
+        const name = s.annotations?.[`${PREFIX}name`];
+        const owner = (c.seed.load_balancers ?? []).find((lb) => lb.name === name)?.labels
+          ?.[SERVICE_UID_LABEL];
+        return owner !== undefined && !/^\$\{uid:[^}]+\}$/.test(owner) &&
+          s.annotations?.[`${PREFIX}adopt-existing`] !== "true";
+      }),
+    path:
+      /^(load_balancers\[[^\]]+\]\.(labels\[[^\]]+\]|services\[\d+\]|target_servers|targets|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+  },
+  {
+    id: "dual-stack-cluster-cidr-routes",
+    kind: "intentional",
+    summary:
+      "With a dual-stack `--cluster-cidr` (an IPv4 and an IPv6 range), the Nodes' IPv4 pod ranges are routed " +
+      "through the Network and the IPv6 ones skipped with an `IPv6RouteSkipped` event; HCCM makes no route at all.",
+    reason:
+      "Hetzner Networks carry IPv4 only, but the IPv4 half of a dual-stack cluster needs its routes as a " +
+      "single-stack one does; without them pods on different Nodes cannot reach each other over IPv4.",
+    cases: "cases with a dual-stack `--cluster-cidr`",
+    appliesTo: (c) =>
+      (c.flags ?? []).some((f) => f.startsWith("--cluster-cidr=") && f.includes(",") && f.includes(":")),
+    path:
+      /^(routes(\.|\[|$).*|nodes\[[^\]]+\]\.networkUnavailable|warning_events\[Node\/[^/]+\/IPv6RouteSkipped\])$/,
+  },
+  {
+    id: "node-selector-follows-labels",
+    kind: "intentional",
+    summary:
+      "A Node relabelled into or out of a Service's `node-selector` is added to or removed from its balancer's " +
+      "targets; HCCM keeps the targets it had until the Service itself changes.",
+    reason:
+      "A node selector says which Nodes serve; a Node that starts or stops matching it should start or stop " +
+      "receiving traffic, as one that joins or leaves the cluster does.",
+    cases: "cases whose Service has a `node-selector` and a step that relabels a Node",
+    appliesTo: (c) =>
+      services(c).some((s) => s.annotations?.[`${PREFIX}node-selector`] !== undefined) &&
+      (c.steps ?? []).some((s) => s.action === "label_node"),
+    path: /^load_balancers\[[^\]]+\]\.(target_servers|targets|private_ip_by_server\[[^\]]+\])$/,
+  },
 ];
 
 /** The listed difference that accepts `d` in case `c`, if any. */

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { missingPermission } from "../kube/errors.ts";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.d.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
@@ -75,6 +76,13 @@ class CsrApprover implements Controller {
       if (undecidedServingRequest(csr)) this.#queue.add(csr.metadata!.name!);
     };
     this.#requests.addHandlers({ onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr) });
+    // Enabled without its RBAC: /readyz names the chart value, not only a 403 in the log (probe P10).
+    this.#requests.onHealth((err) =>
+      ctx.conditions?.set(
+        "csr-approver",
+        missingPermission(err, "list certificatesigningrequests", "csrApprover.enabled=true"),
+      )
+    );
     // A Node that gets its provider ID (or changes it) brings its waiting requests back.
     ctx.informers.for(NODES).addHandlers({
       onUpdate: (old, node) => {

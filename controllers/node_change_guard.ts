@@ -110,6 +110,21 @@ export class NodeChangeGuard {
   }
 }
 
+/** The Warning on a Node whose changes are held from now on. */
+export function heldMessage(
+  releaseInMs: number,
+  burst = NODE_CHANGE_BURST,
+  refillMs = NODE_CHANGE_REFILL_MS,
+): string {
+  const minutes = refillMs / 60_000;
+  return `the Node's labels changed more than ${burst} times within ${minutes} minutes (label ` +
+    `${EXCLUDE_FROM_LB_LABEL}, or one a node-selector reads), each change costing cloud writes: load ` +
+    `balancers keep it as it was last taken; its state is taken again in ${
+      Math.ceil(releaseInMs / 1000)
+    } s, ` +
+    `then one change per ${minutes} minutes`;
+}
+
 function withExclude(labels: Record<string, string>, value: string | undefined): Record<string, string> {
   const out = { ...labels };
   if (value === undefined) delete out[EXCLUDE_FROM_LB_LABEL];

@@ -23,7 +23,8 @@ import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
 import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
-import { NODE_CHANGE_BURST, NODE_CHANGE_REFILL_MS } from "./node_change_guard.ts";
+import { heldMessage } from "./node_change_guard.ts";
+import { ChangeBudget, throttledMessage } from "./change_budget.ts";
 import { LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 import { TlsSecretWatch } from "./service_secrets.ts";
 import { LB_FINALIZER } from "../kube/well_known.ts";
@@ -66,6 +67,8 @@ class ServiceController implements Controller {
   /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
   readonly #stateKeys = new Set<string>();
   readonly #nodeSets = new NodeSetMemory(() => this.#ctx.informers.for(NODES).list());
+  /** Syncs started by tenants' changes, per namespace (change_budget.ts). */
+  readonly #budget = new ChangeBudget();
   /** The TLS Secrets balancers serve certificates from, when the provider can (service_secrets.ts). */
   readonly #secrets?: TlsSecretWatch;
 
@@ -89,20 +92,7 @@ class ServiceController implements Controller {
     };
     // A Node whose labels change too often is held (probe P4): said on the Node, once per hold.
     this.#nodeSets.onHeld = ({ node, releaseInMs }) =>
-      this.#recorder.event(
-        NODES,
-        node,
-        "Warning",
-        "NodeChangesHeld",
-        `the Node's labels changed more than ${NODE_CHANGE_BURST} times within ` +
-          `${
-            NODE_CHANGE_REFILL_MS / 60_000
-          } minutes (label ${EXCLUDE_LABEL}, or one a node-selector reads); ` +
-          "load balancers keep it as it was last taken, each change costing cloud writes; its state is taken " +
-          `again in ${Math.ceil(releaseInMs / 1000)} s, and then one change per ${
-            NODE_CHANGE_REFILL_MS / 60_000
-          } minutes`,
-      );
+      this.#recorder.event(NODES, node, "Warning", "NodeChangesHeld", heldMessage(releaseInMs));
     this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs.inventory, this.#recorder, {
       wanted: () => this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)),
       synced: () => this.#syncedServices(),
@@ -115,8 +105,32 @@ class ServiceController implements Controller {
     const enqueue = (svc: Service) => {
       if (this.#wants(svc) || hasFinalizer(svc)) this.#queue.add(objectKey(svc));
     };
+    // What a tenant changes is admitted from its namespace's budget (change_budget.ts); the informer's
+    // first list is the CCM's own start, not a tenant's change.
+    const changed = (svc: Service) => {
+      if (!this.#wants(svc) && !hasFinalizer(svc)) return;
+      if (!ctx.informers.for(SERVICES).hasSynced()) return enqueue(svc);
+      const key = objectKey(svc);
+      const admitted = this.#budget.admit(svc.metadata?.namespace ?? "default", key);
+      if (!admitted) return;
+      if (admitted.delayMs === 0) return this.#queue.add(key);
+      this.#queue.addAfter(key, admitted.delayMs);
+      if (admitted.warn) {
+        this.#recorder.event(
+          SERVICES,
+          svc,
+          "Warning",
+          "ServiceChangesThrottled",
+          throttledMessage(admitted.delayMs),
+        );
+      }
+    };
     if (lbs.tlsSecrets) {
-      const secrets = this.#secrets = new TlsSecretWatch(ctx.informers, lbs.tlsSecrets);
+      const secrets = this.#secrets = new TlsSecretWatch(
+        ctx.informers,
+        lbs.tlsSecrets,
+        (problem) => ctx.conditions?.set("tls-secrets", problem),
+      );
       // A Secret that appears, changes or goes: the Services naming it are synced with its content.
       secrets.onChange((namespace, name) => {
         for (const svc of ctx.informers.for(SERVICES).list()) {
@@ -125,9 +139,9 @@ class ServiceController implements Controller {
       });
     }
     ctx.informers.for(SERVICES).addHandlers({
-      onAdd: enqueue,
+      onAdd: changed,
       onUpdate: (old, svc) => {
-        if (old !== svc && relevant(old, this.#stateKeys) !== relevant(svc, this.#stateKeys)) enqueue(svc);
+        if (old !== svc && relevant(old, this.#stateKeys) !== relevant(svc, this.#stateKeys)) changed(svc);
       },
       onDelete: (svc) => this.#nodeSets.forget(objectKey(svc)),
     });

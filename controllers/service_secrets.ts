@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { missingPermission } from "../kube/errors.ts";
 import type { Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { InformerFactory } from "../kube/informer_factory.ts";
 import type { Informer } from "../kube/informer.ts";
@@ -33,8 +34,18 @@ export function trimSecret(object: unknown): unknown {
 export class TlsSecretWatch {
   readonly #informer: Informer<Secret>;
 
-  constructor(informers: InformerFactory, private readonly capability: LoadBalancerTlsSecrets) {
+  /** `report`: a missing permission to list Secrets, for `/readyz` (undefined: fine again). */
+  constructor(
+    informers: InformerFactory,
+    private readonly capability: LoadBalancerTlsSecrets,
+    report?: (problem: string | undefined) => void,
+  ) {
     this.#informer = informers.for(SECRETS, { labelSelector: capability.label, transform: trimSecret });
+    if (report) {
+      this.#informer.onHealth((err) =>
+        report(missingPermission(err, "list Secrets (TLS Secrets)", "tlsSecrets.enabled=true"))
+      );
+    }
   }
 
   /** Calls `changed(namespace, name)` whenever a watched Secret appears, changes or goes. */

@@ -88,3 +88,13 @@ export class KubeApiError extends Error {
     );
   }
 }
+
+/**
+ * A message for `/readyz` when `err` says the CCM's identity lacks a permission (403), naming what
+ * it tried and the chart value that grants it; undefined for any other error (or none).
+ */
+export function missingPermission(err: unknown, what: string, chartValue: string): string | undefined {
+  if (!(err instanceof KubeApiError) || err.status !== 403) return undefined;
+  return `the CCM may not ${what} (403 Forbidden): its RBAC lacks the rule; set the chart value ` +
+    `${chartValue} (or grant the rule by hand), then it starts by itself`;
+}

@@ -62,6 +62,8 @@ export class Informer<T> {
   #syncWaiters: (() => void)[] = [];
   /** Number of full lists done (the first plus every relist). */
   listCount = 0;
+  readonly #health: ((error: unknown | undefined) => void)[] = [];
+  #failing = false;
 
   constructor(client: KubeClient, type: ResourceType<T>, options: InformerOptions = {}) {
     this.#client = client;
@@ -79,6 +81,14 @@ export class Informer<T> {
   addHandlers(handlers: InformerHandlers<T>): void {
     this.#handlers.push(handlers);
     for (const object of this.#cache.values()) this.#call(handlers, "onAdd", object);
+  }
+
+  /**
+   * Calls `report` with each list or watch failure, and with `undefined` once a list succeeds after
+   * failures: a controller names a missing permission in `/readyz` with it, not only in the log.
+   */
+  onHealth(report: (error: unknown | undefined) => void): void {
+    this.#health.push(report);
   }
 
   /** True once the first list has filled the cache. */
@@ -138,6 +148,8 @@ export class Informer<T> {
             needList = true;
             continue;
           }
+          this.#failing = true;
+          for (const report of this.#health) report(err);
           const delay = backoffDelay(failures++, backoff);
           this.#log.warning("{phase} failed, retrying in {delayMs} ms: {error}", {
             phase: needList ? "list" : "watch",
@@ -161,6 +173,10 @@ export class Informer<T> {
       (item) => this.#trim(item),
     );
     this.listCount++;
+    if (this.#failing) {
+      this.#failing = false;
+      for (const report of this.#health) report(undefined);
+    }
     const previous = this.#cache;
     const next = new Map<string, T>();
     for (const item of list.items) next.set(objectKey(item), item);

@@ -29,13 +29,19 @@ Deno.test({
         name: "k8s",
         ip_range: "10.0.0.0/8",
         subnets: [{ ip_range: "10.0.0.0/24", network_zone: "eu-central" }],
+      }, {
+        // A second network overlapping the cluster's (probe P5): web-1 has web-2's cluster address there.
+        name: "db",
+        ip_range: "10.0.0.0/16",
+        subnets: [{ ip_range: "10.0.0.0/24", network_zone: "eu-central" }],
       }],
     });
     const netId = [...sim.world.networks.values()].find((n) => n.name === "k8s")!.id;
+    const dbId = [...sim.world.networks.values()].find((n) => n.name === "db")!.id;
     const web1 = sim.addServer({
       name: "web-1",
       location: "fsn1",
-      private_net: [{ network: netId, ip: "10.0.0.2" }],
+      private_net: [{ network: netId, ip: "10.0.0.2" }, { network: dbId, ip: "10.0.0.3" }],
     });
     const web2 = sim.addServer({
       name: "web-2",
@@ -112,6 +118,10 @@ Deno.test({
         commonName: "system:node:web-1",
         ipAddresses: [web2.public_net.ipv4!.ip],
       });
+      await ask("overlapping-network", "web-1", {
+        commonName: "system:node:web-1",
+        ipAddresses: ["10.0.0.3"],
+      });
       await ask("other-identity", "web-2", { commonName: "system:node:web-1", dnsNames: ["web-1"] });
       await ask("client-usages", "web-1", { commonName: "system:node:web-1", dnsNames: ["web-1"] }, [
         "digital signature",
@@ -125,6 +135,7 @@ Deno.test({
         robot: "Approved AutoApproved",
         "foreign-name": "Denied ForeignName",
         "foreign-ip": "Denied ForeignAddress",
+        "overlapping-network": "Denied ForeignAddress",
         "other-identity": "Denied SubjectMismatch",
         "client-usages": "Denied BadUsages",
         "by-admin": "Denied NotANode",

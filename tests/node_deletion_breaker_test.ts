@@ -103,3 +103,46 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "node lifecycle: soon after a legitimate deletion, a minority going NotReady on an emptied cloud is held (probe P8)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    quietLogs();
+    const cluster = await TestCluster.start();
+    const s = await startTestSim();
+    const client = await adminClient(cluster);
+    const servers = Array.from({ length: 6 }, (_, i) => s.sim.addServer({ name: `p-${i}` }));
+    for (const server of servers) await registerNode(client, server.name);
+    const ccm = await startCcm(cluster, s.sim, [
+      "--controllers=cloud-node,cloud-node-lifecycle",
+      "--node-monitor-period=500ms",
+    ], { HCLOUD_SERVER_CACHE_MAX_AGE: "500ms" });
+    const names = async () => (await client.list<Node>(NODES)).items.map((n) => n.metadata!.name!).sort();
+    const held = () => ccm.registry.gauge("node_lifecycle_deletions_held", "").get();
+    try {
+      await eventually(async () =>
+        (await client.list<Node>(NODES)).items.every((n) => n.spec?.providerID?.startsWith("hcloud://"))
+      );
+      for (const server of servers) await setReady(client, server.name, true);
+      // A legitimate deletion: the cloud is asked about and believed.
+      await setReady(client, "p-5", false);
+      s.sim.control.vanishServer(servers[5].id);
+      await eventually(async () => !(await names()).includes("p-5"), 10_000);
+      // Seconds later (the probe: 15 s, under the old 30 s belief) the cloud turns empty and two of
+      // five go NotReady: a minority, which the old belief let through.
+      for (const server of servers.slice(0, 5)) s.sim.control.vanishServer(server.id);
+      for (const name of ["p-3", "p-4"]) await setReady(client, name, false);
+      await eventually(() => held() === 2, 10_000);
+      await new Promise((r) => setTimeout(r, 2_000));
+      assertEquals(await names(), ["p-0", "p-1", "p-2", "p-3", "p-4"], "nothing deleted on an old answer");
+    } finally {
+      await ccm.stop();
+      await s.finish();
+      client.transport.close();
+      await cluster.stop();
+    }
+  },
+});
