@@ -33,6 +33,9 @@ export interface ListedDifference {
 }
 
 const PREFIX = LB_ANNOTATION_PREFIX;
+/** What a refused takeover leaves different: the balancer as it was, no ingress, the failure event. */
+const TAKEOVER_PATHS =
+  /^(load_balancers\[[^\]]+\]\.(labels\[[^\]]+\]|services\[\d+\]|target_servers|targets|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/;
 const services = (c: Case) => [
   ...(c.services ?? []),
   ...(c.steps ?? []).flatMap((s) =>
@@ -233,8 +236,7 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
         return !!seeded && !seeded.labels?.[SERVICE_UID_LABEL] &&
           s.annotations?.[`${PREFIX}adopt-existing`] !== "true";
       }),
-    path:
-      /^(load_balancers\[[^\]]+\]\.(labels\[[^\]]+\]|services\[\d+\]|target_servers|targets|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+    path: TAKEOVER_PATHS,
   },
   {
     id: "duration-bare-seconds",
@@ -348,8 +350,7 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
         return owner !== undefined && !/^\$\{uid:[^}]+\}$/.test(owner) &&
           s.annotations?.[`${PREFIX}adopt-existing`] !== "true";
       }),
-    path:
-      /^(load_balancers\[[^\]]+\]\.(labels\[[^\]]+\]|services\[\d+\]|target_servers|targets|private_ip_by_server\[[^\]]+\])|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+    path: TAKEOVER_PATHS,
   },
   {
     id: "dual-stack-cluster-cidr-routes",

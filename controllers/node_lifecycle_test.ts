@@ -95,18 +95,9 @@ Deno.test("node lifecycle: held Nodes are not read again on every pass while the
 });
 
 Deno.test("node lifecycle: a cloud believed a moment ago is not believed for a mass vanishing with no Ready Node left", async () => {
-  const fake = new FakeProvider();
-  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=20ms"]);
-  for (let i = 0; i < 5; i++) {
-    fake.addMachine(`n-${i}`);
-    t.apiserver.seed("nodes", node(`n-${i}`, true));
-  }
-  t.apiserver.seed("nodes", node("leaver", false)); // no machine: deleted, the cloud believed
+  const { fake, t } = fiveReady();
   await t.runWhile(async () => {
-    await eventually(
-      () => !t.apiserver.objects<Node>("nodes").some((n) => n.metadata?.name === "leaver"),
-      2_000,
-    );
+    await leaverDeleted(t);
     // Within the belief's 30 s: every Node goes NotReady and every server vanishes (a wrong project).
     for (let i = 0; i < 5; i++) {
       fake.machines.clear();
@@ -118,18 +109,9 @@ Deno.test("node lifecycle: a cloud believed a moment ago is not believed for a m
 });
 
 Deno.test("node lifecycle: a minority going NotReady on an emptied cloud soon after a deletion is asked about afresh (probe P8)", async () => {
-  const fake = new FakeProvider();
-  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=20ms"]);
-  for (let i = 0; i < 5; i++) {
-    fake.addMachine(`n-${i}`);
-    t.apiserver.seed("nodes", node(`n-${i}`, true));
-  }
-  t.apiserver.seed("nodes", node("leaver", false)); // no machine: deleted, the cloud believed
+  const { fake, t } = fiveReady();
   await t.runWhile(async () => {
-    await eventually(
-      () => !t.apiserver.objects<Node>("nodes").some((n) => n.metadata?.name === "leaver"),
-      2_000,
-    );
+    await leaverDeleted(t);
     // A few monitor periods later (the probe: 15 s, under the old 30 s belief), two of five go
     // NotReady and the cloud shows no server at all (another project's token).
     await new Promise((r) => setTimeout(r, 100));
@@ -139,3 +121,23 @@ Deno.test("node lifecycle: a minority going NotReady on an emptied cloud soon af
   });
   assertEquals(t.apiserver.objects<Node>("nodes").length, 5, "held: the Ready Nodes' servers are gone too");
 });
+
+/** Five Ready Nodes with machines and a NotReady one without (deleted, the cloud believed). */
+function fiveReady() {
+  const fake = new FakeProvider();
+  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=20ms"]);
+  for (let i = 0; i < 5; i++) {
+    fake.addMachine(`n-${i}`);
+    t.apiserver.seed("nodes", node(`n-${i}`, true));
+  }
+  t.apiserver.seed("nodes", node("leaver", false));
+  return { fake, t };
+}
+
+/** Waits for the legitimate deletion of `leaver`. */
+async function leaverDeleted(t: ReturnType<typeof fiveReady>["t"]): Promise<void> {
+  await eventually(
+    () => !t.apiserver.objects<Node>("nodes").some((n) => n.metadata?.name === "leaver"),
+    2_000,
+  );
+}

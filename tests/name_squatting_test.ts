@@ -34,9 +34,12 @@ Deno.test({
     for (const name of ["evil", "team-a"]) {
       await client.create(NAMESPACES, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
     }
-    // Left behind by team-a/shop, deleted while no CCM ran: a balancer and a managed certificate.
+    // Left behind by team-a/shop, deleted while no CCM ran: a balancer and a managed certificate
+    // (this cluster's: its mark, which a balancer of another cluster lacks, probe P11).
+    const clusterId = (await client.get(NAMESPACES, "kube-system")).metadata!.uid!;
     const leftBehind = {
       "hcloud-ccm/service-uid": GONE_UID,
+      "deno-ccm/cluster-id": clusterId,
       "deno-ccm/service-namespace": "team-a",
       "deno-ccm/service-name": "shop",
     };

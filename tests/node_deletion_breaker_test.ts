@@ -17,22 +17,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const client = await adminClient(cluster);
-    const servers = Array.from({ length: 5 }, (_, i) => s.sim.addServer({ name: `b-${i}` }));
-    for (const server of servers) await registerNode(client, server.name);
-    const ccm = await startCcm(cluster, s.sim, [
-      "--controllers=cloud-node,cloud-node-lifecycle",
-      "--node-monitor-period=500ms",
-    ], { HCLOUD_SERVER_CACHE_MAX_AGE: "500ms" });
-    const names = async () => (await client.list<Node>(NODES)).items.map((n) => n.metadata!.name!).sort();
-    const held = () => ccm.registry.gauge("node_lifecycle_deletions_held", "").get();
+    const { s, client, servers, names, held, stop } = await breakerEnvironment("b", 5);
     try {
-      await eventually(async () =>
-        (await client.list<Node>(NODES)).items.every((n) => n.spec?.providerID?.startsWith("hcloud://"))
-      );
       for (const server of servers) await setReady(client, server.name, false);
       const gone = servers.slice(0, 4);
       for (const server of gone) s.sim.control.vanishServer(server.id);
@@ -63,10 +49,7 @@ Deno.test({
       await eventually(async () => !(await names()).includes("b-4"), 10_000);
       assertEquals(await names(), ["b-1", "b-2", "b-3"]);
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await stop();
     }
   },
 });
@@ -110,22 +93,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const client = await adminClient(cluster);
-    const servers = Array.from({ length: 6 }, (_, i) => s.sim.addServer({ name: `p-${i}` }));
-    for (const server of servers) await registerNode(client, server.name);
-    const ccm = await startCcm(cluster, s.sim, [
-      "--controllers=cloud-node,cloud-node-lifecycle",
-      "--node-monitor-period=500ms",
-    ], { HCLOUD_SERVER_CACHE_MAX_AGE: "500ms" });
-    const names = async () => (await client.list<Node>(NODES)).items.map((n) => n.metadata!.name!).sort();
-    const held = () => ccm.registry.gauge("node_lifecycle_deletions_held", "").get();
+    const { s, client, servers, names, held, stop } = await breakerEnvironment("p", 6);
     try {
-      await eventually(async () =>
-        (await client.list<Node>(NODES)).items.every((n) => n.spec?.providerID?.startsWith("hcloud://"))
-      );
       for (const server of servers) await setReady(client, server.name, true);
       // A legitimate deletion: the cloud is asked about and believed.
       await setReady(client, "p-5", false);
@@ -139,10 +108,43 @@ Deno.test({
       await new Promise((r) => setTimeout(r, 2_000));
       assertEquals(await names(), ["p-0", "p-1", "p-2", "p-3", "p-4"], "nothing deleted on an old answer");
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await stop();
     }
   },
 });
+
+/** `count` servers and their Nodes (`<prefix>-<i>`), initialized by a CCM running node and lifecycle controllers. */
+async function breakerEnvironment(prefix: string, count: number) {
+  quietLogs();
+  const cluster = await TestCluster.start();
+  const s = await startTestSim();
+  const client = await adminClient(cluster);
+  const servers = Array.from({ length: count }, (_, i) => s.sim.addServer({ name: `${prefix}-${i}` }));
+  for (const server of servers) await registerNode(client, server.name);
+  const ccm = await startCcm(cluster, s.sim, [
+    "--controllers=cloud-node,cloud-node-lifecycle",
+    "--node-monitor-period=500ms",
+  ], { HCLOUD_SERVER_CACHE_MAX_AGE: "500ms" });
+  const stop = async () => {
+    await ccm.stop();
+    await s.finish();
+    client.transport.close();
+    await cluster.stop();
+  };
+  try {
+    await eventually(async () =>
+      (await client.list<Node>(NODES)).items.every((n) => n.spec?.providerID?.startsWith("hcloud://"))
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    s,
+    client,
+    servers,
+    stop,
+    names: async () => (await client.list<Node>(NODES)).items.map((n) => n.metadata!.name!).sort(),
+    held: () => ccm.registry.gauge("node_lifecycle_deletions_held", "").get(),
+  };
+}

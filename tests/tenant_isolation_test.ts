@@ -17,6 +17,7 @@ import { startTestSim } from "../testing/sim_harness.ts";
 import { chartRoleConnection } from "../testing/rbac.ts";
 import { spawnCcm } from "../testing/ccm_process.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
+import { lbService } from "../testing/services.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 const D = "service.deno-ccm.io/";
@@ -29,21 +30,13 @@ function service(
   port = 443,
   nodePort?: number,
 ): Service {
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    // A co-managed balancer's place is its maker's: no location with attach-to.
-    metadata: {
-      name,
-      namespace,
-      annotations: annotations[`${P}attach-to`] ? annotations : { [`${P}location`]: "fsn1", ...annotations },
-    },
-    spec: {
-      type: "LoadBalancer",
-      selector: { app: name },
-      ports: [{ name: "p", port, protocol: "TCP", ...(nodePort ? { nodePort } : {}) }],
-    },
-  };
+  const svc = lbService(name, annotations, {
+    ports: [{ name: "p", port, protocol: "TCP", ...(nodePort ? { nodePort } : {}) }],
+  });
+  svc.metadata!.namespace = namespace;
+  // A co-managed balancer's place is its maker's: no location with attach-to.
+  if (annotations[`${P}attach-to`]) delete svc.metadata!.annotations![`${P}location`];
+  return svc;
 }
 
 async function events(client: KubeClient, namespace: string, name: string): Promise<string[]> {
