@@ -47,6 +47,8 @@ export interface HeldNode {
 /** See the module doc. */
 export class NodeChangeGuard {
   readonly #taken = new Map<string, Taken>();
+  readonly #withLabels = new WeakMap<Node, string>();
+  readonly #excludeOnly = new WeakMap<Node, string>();
 
   constructor(
     readonly capacity = NODE_CHANGE_BURST,
@@ -70,7 +72,11 @@ export class NodeChangeGuard {
       const labels = node.metadata?.labels ?? {};
       // Of the taints, only the one eligibility reads (others, such as not-ready, change legitimately).
       const taints = (node.spec?.taints ?? []).filter((t) => t.key === AUTOSCALER_TAINT);
-      const key = stateKey(labels, taints, labelsMatter);
+      // Cached per Node object (the informer's objects are replaced, never changed): a look at an
+      // unchanged cluster builds no key (a 500-Node burst looks hundreds of times).
+      const keys = labelsMatter ? this.#withLabels : this.#excludeOnly;
+      let key = keys.get(node);
+      if (key === undefined) keys.set(node, key = stateKey(labels, taints, labelsMatter));
       const taken = this.#taken.get(name);
       if (!taken) {
         this.#taken.set(name, { labels, taints, key, tokens: this.capacity, at: now, warnedAt: -Infinity });
