@@ -104,3 +104,32 @@ Deno.test("TLS Secrets: one upload per Secret and content; two Secrets with the 
     await t.finish();
   }
 });
+
+Deno.test("TLS Secrets: the sweep after a start deletes this cluster's unused uploads older than its grace, nothing else", async () => {
+  const t = await startTestSim();
+  try {
+    const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 });
+    const tls = new TlsCertificates(client);
+    const ours = await tls.resolve("c1", "team-a/web", secret(EXAMPLE_CERT, EXAMPLE_KEY), "x", []);
+    const theirs = await new TlsCertificates(client).resolve(
+      "c2",
+      "team-a/web",
+      secret(EXAMPLE_CERT, EXAMPLE_KEY),
+      "x",
+      [],
+    );
+    const outside = (await t.api("POST", "/certificates", {
+      name: "hand-made",
+      certificate: EXAMPLE_CERT,
+      private_key: EXAMPLE_KEY,
+    })).body.certificate.id;
+    const labels = t.sim.world.certificates.get(ours)!.labels;
+    assertEquals([labels["deno-ccm/secret-namespace"], labels["deno-ccm/secret-name"]], ["team-a", "web"]);
+    assertEquals(await tls.sweepUnused("c1", 60_000), 0, "younger than the grace: may wait for its swap");
+    assertEquals(await tls.sweepUnused("c1", 60_000, Date.now() + 120_000), 1);
+    const left = [...t.sim.world.certificates.keys()];
+    assertEquals([left.includes(ours), left.includes(theirs), left.includes(outside)], [false, true, true]);
+  } finally {
+    await t.finish();
+  }
+});
