@@ -1,0 +1,125 @@
+/**
+ * `deno task dev` never acts on a real cluster or cloud project by accident (issue 42 item 5): an
+ * exported `KUBECONFIG`, `HCLOUD_TOKEN` or `ROBOT_*` is set aside (and named) for the local cluster
+ * and simulator; `--kubeconfig` alone is refused; `--real-cluster` names the cluster and the project
+ * before it starts.
+ */
+import { assert, assertEquals } from "../testing/assert.ts";
+import { eventually } from "../testing/helpers.ts";
+import { startTestSim } from "../testing/sim_harness.ts";
+import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
+
+const DEV = new URL("../hack/dev.ts", import.meta.url).pathname;
+
+function dev(args: string[], env: Record<string, string>) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", DEV, ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "/tmp", ...env },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  const collect = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(new WritableStream({ write: (c) => void (text += decoder.decode(c, { stream: true })) }));
+  const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  return {
+    output: () => text,
+    async stop() {
+      try {
+        child.kill("SIGINT");
+      } catch { /* gone */ }
+      await child.status;
+      await piped;
+    },
+    status: child.status.then(async (s) => (await piped, s)),
+  };
+}
+
+Deno.test({
+  name:
+    "deno task dev: --kubeconfig alone is refused; --real-cluster names the cluster and the project first",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const refused = dev(["--kubeconfig=/etc/not-used"], {});
+    assertEquals((await refused.status).code, 2, refused.output());
+    assert(refused.output().includes("add --real-cluster"), refused.output());
+
+    const t = await startTestSim();
+    const dir = await Deno.makeTempDir();
+    try {
+      const kubeconfig = `${dir}/kubeconfig`;
+      await Deno.writeTextFile(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [{ name: "prod", cluster: { server: "https://127.0.0.1:9" } }],
+          users: [{ name: "u", user: { token: "not-a-real-one" } }],
+          contexts: [{ name: "prod", context: { cluster: "prod", user: "u" } }],
+          "current-context": "prod",
+        }),
+      );
+      t.sim.addServer({ name: "w1" });
+      const real = dev(["--real-cluster", "--leader-elect=false", "--secure-port=0"], {
+        KUBECONFIG: kubeconfig,
+        HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+        HCLOUD_ENDPOINT: t.sim.endpoint,
+        HCLOUD_METRICS_ADDRESS: "127.0.0.1:0",
+      });
+      try {
+        await eventually(() => real.output().includes("acting on"), 30_000);
+        const line = real.output().split("\n").find((l) => l.includes("acting on"))!;
+        assert(line.includes("cluster https://127.0.0.1:9 (kubeconfig"), line);
+        assert(line.includes("context prod"), line);
+        assert(
+          line.includes(`the Hetzner project of HCLOUD_TOKEN at ${t.sim.endpoint} (it has 1 servers`),
+          line,
+        );
+        assert(!real.output().includes(DEFAULT_SIM_TOKEN), "never the token");
+      } finally {
+        await real.stop();
+      }
+    } finally {
+      await t.finish();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "deno task dev: an exported KUBECONFIG, HCLOUD_TOKEN or ROBOT_* is set aside for the local cluster",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const local = dev([], {
+      KUBECONFIG: "/etc/a-real-cluster",
+      HCLOUD_TOKEN: "a".repeat(64),
+      ROBOT_ENABLED: "true",
+      ROBOT_USER: "someone",
+    });
+    try {
+      await eventually(() => local.output().includes("simulator:  HCLOUD_ENDPOINT="), 240_000);
+      assert(
+        local.output().includes(
+          "not used here (the local cluster and simulator): HCLOUD_TOKEN, KUBECONFIG, " +
+            "ROBOT_ENABLED, ROBOT_USER",
+        ),
+        local.output(),
+      );
+      // The CCM runs against the local cluster and simulator: it initializes the demo Nodes.
+      await eventually(
+        () => /initialized node|Node .* initialized|synced node/i.test(local.output()),
+        120_000,
+      )
+        .catch(() => {
+          throw new Error(local.output());
+        });
+      assert(!local.output().includes("a".repeat(64)), "never the token");
+    } finally {
+      await local.stop();
+    }
+  },
+});
