@@ -2,6 +2,7 @@
  * Two CCM processes with leader election: exactly one mutates the cloud (the simulator's audit log
  * by User-Agent), and after the leader is killed the other reconciles within 20 s.
  */
+import { KubeApiError } from "../kube/errors.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
@@ -119,13 +120,26 @@ Deno.test({
           spec: { type: "LoadBalancer", selector: { app: `a${i}` }, ports: [{ port: 80 + i }] },
         })));
       await eventually(() => s.sim.count(/^POST \/load_balancers$/) >= 2, 30_000);
-      // Another holder takes the lease (as after a network partition).
-      const lease = await client.get(LEASES, "cloud-controller-manager", { namespace: "kube-system" });
-      const now = new Date().toISOString().replace("Z", "000Z");
-      await client.update(LEASES, {
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: "another-instance", renewTime: now, leaseDurationSeconds: 60 },
-      });
+      // Another holder takes the lease (as after a network partition). The CCM renews it every 300 ms,
+      // so a read-modify-write can meet a 409 Conflict (CI saw one on v1.33): read again and retry.
+      for (let attempt = 0;; attempt++) {
+        const lease = await client.get(LEASES, "cloud-controller-manager", { namespace: "kube-system" });
+        const now = new Date().toISOString().replace("Z", "000Z");
+        try {
+          await client.update(LEASES, {
+            ...lease,
+            spec: {
+              ...lease.spec,
+              holderIdentity: "another-instance",
+              renewTime: now,
+              leaseDurationSeconds: 60,
+            },
+          });
+          break;
+        } catch (err) {
+          if (!(err instanceof KubeApiError && err.status === 409) || attempt >= 20) throw err;
+        }
+      }
       const taken = Date.now();
       assertEquals((await ccm.status).code, 1, "a lost lease ends the process");
       // It notices within a retry period (and one lease read); after that, not one write.
