@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { refilled } from "../lib/token_bucket.ts";
 
 /** Service syncs a namespace may start at once. */
 export const SERVICE_CHANGE_BURST = 100;
@@ -56,7 +57,7 @@ export class ChangeBudget {
     }
     const bucket = this.#buckets.get(writer) ?? { tokens: this.capacity, at: now, warnedAt: -Infinity };
     this.#buckets.set(writer, bucket);
-    bucket.tokens = Math.min(this.capacity, bucket.tokens + (now - bucket.at) / this.refillMs);
+    bucket.tokens = refilled(bucket.tokens, bucket.at, now, this.capacity, this.refillMs);
     bucket.at = now;
     bucket.tokens -= 1; // taken now, or reserved for the moment it refills
     if (bucket.tokens >= 0) return { delayMs: 0, warn: false };

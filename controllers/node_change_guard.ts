@@ -17,6 +17,7 @@
  */
 import type { Node, Taint } from "kubernetes-types/core/v1.d.ts";
 import { EXCLUDE_FROM_LB_LABEL } from "../kube/well_known.ts";
+import { refilled } from "../lib/token_bucket.ts";
 
 /** The cluster autoscaler's taint: the one taint the load-balancer controller reads. */
 export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
@@ -86,7 +87,7 @@ export class NodeChangeGuard {
         Object.assign(taken, { labels, taints, key });
         return node;
       }
-      taken.tokens = Math.min(this.capacity, taken.tokens + (now - taken.at) / this.refillMs);
+      taken.tokens = refilled(taken.tokens, taken.at, now, this.capacity, this.refillMs);
       taken.at = now;
       if (taken.tokens >= 1) {
         Object.assign(taken, { labels, taints, key, tokens: taken.tokens - 1 });

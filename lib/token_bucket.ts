@@ -40,3 +40,18 @@ export class TokenBucket {
     }
   }
 }
+
+/**
+ * The tokens a bucket holds at `now` (at most `capacity`) when it held `tokens` at `at` and one comes
+ * back per `perTokenMs`: the arithmetic of the synchronous per-writer budgets (one Node's label
+ * changes, one namespace's Service syncs), which ask how long to wait instead of waiting.
+ */
+export function refilled(
+  tokens: number,
+  at: number,
+  now: number,
+  capacity: number,
+  perTokenMs: number,
+): number {
+  return Math.min(capacity, tokens + (now - at) / perTokenMs);
+}

@@ -59,21 +59,11 @@ export function spawnCcm(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let text = "";
-  const decoder = new TextDecoder();
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(
-      new WritableStream({ write: (chunk) => void (text += decoder.decode(chunk, { stream: true })) }),
-    );
-  const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  const status = child.status.then(async (s) => {
-    await piped;
-    return s;
-  });
+  const { output, status } = collectOutput(child);
   return {
     child,
     port,
-    output: () => text,
+    output,
     status,
     peakRssBytes() {
       try {
@@ -88,4 +78,59 @@ export function spawnCcm(
       return { status: res.status, text: await res.text() };
     },
   };
+}
+
+/**
+ * Collects a piped child's stdout and stderr as one text; `status` resolves once both are read.
+ * Shared by every test that runs one of the repository's programs.
+ */
+export function collectOutput(child: Deno.ChildProcess): {
+  output: () => string;
+  status: Promise<Deno.CommandStatus>;
+} {
+  let text = "";
+  const decoder = new TextDecoder();
+  const collect = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(
+      new WritableStream({ write: (chunk) => void (text += decoder.decode(chunk, { stream: true })) }),
+    );
+  const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  return { output: () => text, status: child.status.then(async (s) => (await piped, s)) };
+}
+
+/** A kubeconfig file at `path` for `connection` (its server, CA and client certificate or token). */
+export async function writeKubeconfig(
+  path: string,
+  connection: {
+    server: string;
+    caPem?: string;
+    clientCertPem?: string;
+    clientKeyPem?: string;
+    token?: string;
+  },
+): Promise<void> {
+  const b64 = (text: string) => btoa(text);
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{
+        name: "c",
+        cluster: {
+          server: connection.server,
+          ...(connection.caPem ? { "certificate-authority-data": b64(connection.caPem) } : {}),
+        },
+      }],
+      users: [{
+        name: "u",
+        user: connection.token ? { token: connection.token } : {
+          "client-certificate-data": b64(connection.clientCertPem ?? ""),
+          "client-key-data": b64(connection.clientKeyPem ?? ""),
+        },
+      }],
+      contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+      "current-context": "c",
+    }),
+  );
 }

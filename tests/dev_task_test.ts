@@ -8,6 +8,7 @@ import { assert, assertEquals } from "../testing/assert.ts";
 import { eventually } from "../testing/helpers.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
+import { collectOutput, writeKubeconfig } from "../testing/ccm_process.ts";
 
 const DEV = new URL("../hack/dev.ts", import.meta.url).pathname;
 
@@ -19,21 +20,16 @@ function dev(args: string[], env: Record<string, string>) {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let text = "";
-  const decoder = new TextDecoder();
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(new WritableStream({ write: (c) => void (text += decoder.decode(c, { stream: true })) }));
-  const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const { output, status } = collectOutput(child);
   return {
-    output: () => text,
+    output,
     async stop() {
       try {
         child.kill("SIGINT");
       } catch { /* gone */ }
-      await child.status;
-      await piped;
+      await status;
     },
-    status: child.status.then(async (s) => (await piped, s)),
+    status,
   };
 }
 
@@ -51,17 +47,7 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     try {
       const kubeconfig = `${dir}/kubeconfig`;
-      await Deno.writeTextFile(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [{ name: "prod", cluster: { server: "https://127.0.0.1:9" } }],
-          users: [{ name: "u", user: { token: "not-a-real-one" } }],
-          contexts: [{ name: "prod", context: { cluster: "prod", user: "u" } }],
-          "current-context": "prod",
-        }),
-      );
+      await writeKubeconfig(kubeconfig, { server: "https://127.0.0.1:9", token: "not-a-real-one" });
       t.sim.addServer({ name: "w1" });
       const real = dev(["--real-cluster", "--leader-elect=false", "--secure-port=0"], {
         KUBECONFIG: kubeconfig,
@@ -73,7 +59,7 @@ Deno.test({
         await eventually(() => real.output().includes("acting on"), 30_000);
         const line = real.output().split("\n").find((l) => l.includes("acting on"))!;
         assert(line.includes("cluster https://127.0.0.1:9 (kubeconfig"), line);
-        assert(line.includes("context prod"), line);
+        assert(line.includes("context c"), line);
         assert(
           line.includes(`the Hetzner project of HCLOUD_TOKEN at ${t.sim.endpoint} (it has 1 servers`),
           line,

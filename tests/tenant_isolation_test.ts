@@ -15,7 +15,7 @@ import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
 import { chartRoleConnection } from "../testing/rbac.ts";
-import { spawnCcm } from "../testing/ccm_process.ts";
+import { spawnCcm, writeKubeconfig } from "../testing/ccm_process.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { lbService } from "../testing/services.ts";
 
@@ -302,28 +302,8 @@ Deno.test({
     try {
       // The chart's ClusterRole as rendered with its defaults: neither feature's rules.
       const identity = await chartRoleConnection(cluster, []);
-      const b64 = (text: string) => btoa(text);
       const kubeconfig = `${dir}/kubeconfig`;
-      await Deno.writeTextFile(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [{
-            name: "c",
-            cluster: { server: identity.server, "certificate-authority-data": b64(identity.caPem!) },
-          }],
-          users: [{
-            name: "u",
-            user: {
-              "client-certificate-data": b64(identity.clientCertPem!),
-              "client-key-data": b64(identity.clientKeyPem!),
-            },
-          }],
-          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-          "current-context": "c",
-        }),
-      );
+      await writeKubeconfig(kubeconfig, identity);
       // Each alone, as an operator would turn it on (a missing Secrets rule also keeps the caches
       // from syncing, so the other controllers would not start beside it).
       const runs: [string[], Record<string, string>, string][] = [
