@@ -51,6 +51,7 @@ export const ENV_VARS = [
   "HCLOUD_LOAD_BALANCERS_TLS_SECRETS",
   "ROBOT_ENABLED",
   "ROBOT_USER",
+  "ROBOT_USER_NAME",
   "ROBOT_USER_FILE",
   "ROBOT_PASSWORD",
   "ROBOT_PASSWORD_FILE",
@@ -58,6 +59,7 @@ export const ENV_VARS = [
   "ROBOT_RATE_LIMIT_WAIT_TIME",
   "ROBOT_FORWARD_INTERNAL_IPS",
   "ROBOT_ENDPOINT",
+  "HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL",
 ] as const;
 
 /** One of {@link ENV_VARS}: configuration code names variables by this type, so one missing from the list does not compile. */

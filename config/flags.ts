@@ -36,7 +36,13 @@ export const FLAGS = [
     default: "",
     help: "kubeconfig context to use instead of current-context",
   },
-  { name: "cloud-provider", type: "string", default: "hcloud", help: "Cloud provider", choices: ["hcloud"] },
+  {
+    name: "cloud-provider",
+    type: "string",
+    default: "hcloud",
+    help: "Cloud provider (hetzner: the name the Syself chart passes, the same provider)",
+    choices: ["hcloud", "hetzner"],
+  },
   {
     name: "controllers",
     type: "list",
@@ -225,6 +231,14 @@ export const FLAGS = [
     default: "",
     help: "Accepted for compatibility; routes are always watch-based",
     ignored: true,
+  },
+  {
+    name: "use-hrobot-provider-id-for-baremetal",
+    type: "bool",
+    default: true,
+    help:
+      "Robot Nodes get provider ID hrobot://<number> (false: hcloud://bm-<number>, the form Cluster API " +
+      "Provider Hetzner matches; env HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL)",
   },
   {
     name: "use-service-account-credentials",

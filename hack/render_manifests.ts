@@ -1,11 +1,12 @@
 /**
  * `deno task manifests`: writes the chart's admission policy from the annotation table
- * (providers/hcloud/load_balancers/annotation_rules.ts), then renders deploy/ccm.yaml from the chart with deploy/values.yaml, so the static
- * manifests and the chart cannot drift (tests/chart_test.ts fails when they differ).
+ * (providers/hcloud/load_balancers/annotation_rules.ts), copies values.yaml to chart/files/defaults.yaml, then
+ * renders deploy/ccm.yaml and deploy/ccm-networks.yaml from the chart, so the static manifests and the
+ * chart cannot drift (tests/chart_test.ts fails when they differ).
  *
  * @module
  */
-import { renderDeployManifest } from "../testing/helm.ts";
+import { chartDefaults, generatedFiles } from "../testing/helm.ts";
 import { policyTemplate } from "../providers/hcloud/mod.ts";
 
 // The admission policy first: deploy/ccm.yaml includes it.
@@ -13,6 +14,11 @@ const policy = new URL("../chart/templates/admissionpolicy.yaml", import.meta.ur
 await Deno.writeTextFile(policy, policyTemplate());
 console.log(`wrote ${policy}`);
 
-const out = new URL("../deploy/ccm.yaml", import.meta.url).pathname;
-await Deno.writeTextFile(out, await renderDeployManifest());
-console.log(`wrote ${out}`);
+// defaults.yaml next: the templates read it.
+const repo = new URL("..", import.meta.url).pathname;
+const defaults = "chart/files/defaults.yaml";
+await Deno.writeTextFile(`${repo}${defaults}`, await chartDefaults());
+for (const [path, text] of Object.entries(await generatedFiles())) {
+  await Deno.writeTextFile(`${repo}${path}`, text);
+  console.log(`wrote ${repo}${path}`);
+}

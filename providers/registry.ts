@@ -18,10 +18,13 @@ export async function createProvider(
   env: Record<string, string | undefined>,
   registry: Registry,
 ): Promise<{ provider?: CloudProvider; errors: string[] }> {
-  if (flags.cloudProvider !== "hcloud") {
+  // "hetzner" is the Syself chart's name for the same provider.
+  if (flags.cloudProvider !== "hcloud" && flags.cloudProvider !== "hetzner") {
     return { errors: [`--cloud-provider: unknown provider "${flags.cloudProvider}"`] };
   }
   const { config, errors, warnings } = await readHcloudConfig(env);
+  // The Syself flag and variable say the same; either one set to false picks hcloud://bm-<n>.
+  if (!flags.useHrobotProviderIdForBaremetal) config.robot.hrobotProviderIds = false;
   registerSecret(env.HCLOUD_TOKEN);
   registerSecret(config.token);
   const routesWanted = enabled.has("node-route-controller") && flags.configureCloudRoutes &&

@@ -76,12 +76,37 @@ export async function renderChart(o: RenderOptions = {}): Promise<Rendered[]> {
   return parseAllDocuments(await renderChartText(o)).map((d) => d.toJS()).filter((x) => x);
 }
 
-/** The text of deploy/ccm.yaml for the chart as it is now. */
-export async function renderDeployManifest(): Promise<string> {
+/** chart/files/defaults.yaml as values.yaml makes it (written first: the templates read it). */
+export async function chartDefaults(): Promise<string> {
+  return "# A copy of values.yaml (`deno task manifests`): the chart's templates read it to fill values\n" +
+    "# missing under `helm upgrade --reuse-values` from another chart. Edit values.yaml, not this file.\n" +
+    await Deno.readTextFile(`${CHART}/values.yaml`);
+}
+
+/** A static manifest: the chart rendered with one values file of deploy/. */
+async function renderManifest(valuesFile: string): Promise<string> {
   const text = await renderChartText({
-    valuesFiles: [`${REPO}deploy/values.yaml`],
+    valuesFiles: [`${REPO}deploy/${valuesFile}`],
     apiVersions: [ADMISSION_POLICY_API],
   });
-  return "# Generated from chart/ with deploy/values.yaml by `deno task manifests`; edit the chart, not this file.\n" +
+  return `# Generated from chart/ with deploy/${valuesFile} by \`deno task manifests\`; edit the chart, not this file.\n` +
     text.replace(/^---\n/, "");
+}
+
+/** The text of deploy/ccm.yaml for the chart as it is now. */
+export function renderDeployManifest(): Promise<string> {
+  return renderManifest("values.yaml");
+}
+
+/**
+ * Every file `deno task manifests` writes from the chart, by path from the repository root: the static
+ * manifests (deploy/ccm.yaml; deploy/ccm-networks.yaml under the official release asset's name) and
+ * chart/files/defaults.yaml, the copy of values.yaml the templates fill missing values from.
+ */
+export async function generatedFiles(): Promise<Record<string, string>> {
+  return {
+    "chart/files/defaults.yaml": await chartDefaults(),
+    "deploy/ccm.yaml": await renderManifest("values.yaml"),
+    "deploy/ccm-networks.yaml": await renderManifest("values-networks.yaml"),
+  };
 }

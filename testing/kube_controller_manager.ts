@@ -16,8 +16,15 @@ export const KCM_GRACE_SECONDS = 10;
 export class KubeControllerManager {
   private constructor(readonly child: Deno.ChildProcess, readonly logPath: string) {}
 
-  /** Starts it against `cluster` with node IPAM over `clusterCidr` and node lifecycle. */
-  static async start(cluster: TestCluster, clusterCidr: string): Promise<KubeControllerManager> {
+  /**
+   * Starts it against `cluster` with node IPAM over `clusterCidr` and node lifecycle (or the
+   * `controllers` given, e.g. the Deployment and ReplicaSet controllers).
+   */
+  static async start(
+    cluster: TestCluster,
+    clusterCidr: string,
+    controllers = "node-ipam-controller,node-lifecycle-controller",
+  ): Promise<KubeControllerManager> {
     const binary = cluster.assets.kubeControllerManager;
     if (!binary) {
       throw new Error(
@@ -30,7 +37,7 @@ export class KubeControllerManager {
       args: [
         `--kubeconfig=${cluster.kubeconfigPath}`,
         "--cloud-provider=external",
-        "--controllers=node-ipam-controller,node-lifecycle-controller",
+        `--controllers=${controllers}`,
         "--allocate-node-cidrs=true",
         `--cluster-cidr=${clusterCidr}`,
         "--node-cidr-mask-size=24",

@@ -2,8 +2,10 @@
  * Shipping, proved without a container engine: the bundled CCM runs under exactly the compile
  * permissions (from deno.json) inside a root filesystem assembled from the image's file list
  * (deploy/rootfs-<arch>.txt, so a missing library or CA bundle fails), as user 65532, in-cluster with a token of the
- * ServiceAccount and RBAC of deploy/ (rendered from the chart, applied with kubectl) and the cloud token from a file at the path the
- * official chart documents, through the end-to-end scenario, and gets no Forbidden answer.
+ * ServiceAccount and RBAC of deploy/ (rendered from the chart, applied with kubectl), started as the Syself chart
+ * starts it (`/bin/hetzner-cloud-controller-manager --cloud-provider=hetzner`, the Containerfile's link, with
+ * the token only in the Secret that chart mounts at /etc/hetzner-secret), through the end-to-end scenario,
+ * and gets no Forbidden answer.
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
@@ -72,7 +74,8 @@ Deno.test({
     const s = await startTestSim();
     let child: Deno.ChildProcess | undefined;
     try {
-      // The image's files; the compiled binary is denort + code, so here: deno + the bundle.
+      // The image's files; the compiled binary is denort + code, so here: deno + the bundle, at the
+      // binary's path (run with --ext=js).
       await run(Deno.execPath(), [
         "bundle",
         "--quiet",
@@ -80,10 +83,15 @@ Deno.test({
         `${rootfs}/deno-ccm.js`,
         `${REPO}main.ts`,
       ]);
-      // The Containerfile copies the list's files (following links) and the binary, nothing else.
+      await Deno.rename(`${rootfs}/deno-ccm.js`, `${rootfs}/deno-ccm`);
+      // The Containerfile copies the list's files (following links), the binary and its links, nothing else.
       const containerfile = await Deno.readTextFile(`${REPO}deploy/Containerfile`);
       const final = containerfile.slice(containerfile.lastIndexOf("FROM scratch"));
       assertEquals([...final.matchAll(/^COPY .*$/gm)].map((m) => m[0]), ["COPY --from=build /rootfs/ /"]);
+      const links = [...containerfile.matchAll(/ln -s \/deno-ccm \/rootfs([^\s;]+)/g)].map((m) => m[1]);
+      assertEquals(links, ["/bin/hcloud-cloud-controller-manager", "/bin/hetzner-cloud-controller-manager"]);
+      await Deno.mkdir(`${rootfs}/bin`);
+      for (const link of links) await Deno.symlink("/deno-ccm", `${rootfs}${link}`);
       for (const file of await imageFiles()) {
         await Deno.mkdir(`${rootfs}${file.slice(0, file.lastIndexOf("/"))}`, { recursive: true });
         await Deno.copyFile(file, `${rootfs}${file}`);
@@ -112,9 +120,9 @@ Deno.test({
       await Deno.writeTextFile(`${sa}/token`, token);
       await Deno.writeTextFile(`${sa}/namespace`, "kube-system");
       await Deno.copyFile(`${cluster.dir}/ca.crt`, `${sa}/ca.crt`);
-      // The cloud token as the official chart's docs mount it: a file anywhere, named by HCLOUD_TOKEN_FILE.
-      await Deno.mkdir(`${rootfs}/etc/hetzner`, { recursive: true });
-      await Deno.writeTextFile(`${rootfs}/etc/hetzner/token`, DEFAULT_SIM_TOKEN);
+      // The cloud token only where the Syself chart mounts its Secret `hetzner` (key `hcloud`).
+      await Deno.mkdir(`${rootfs}/etc/hetzner-secret`, { recursive: true });
+      await Deno.writeTextFile(`${rootfs}/etc/hetzner-secret/hcloud`, DEFAULT_SIM_TOKEN);
       await run("chmod", ["-R", "a+rX", rootfs]);
       await Deno.chmod(`${rootfs}/tmp`, 0o1777);
       await run("mount", ["--bind", "/dev", `${rootfs}/dev`]);
@@ -132,8 +140,10 @@ Deno.test({
           rootfs,
           "/deno",
           "run",
+          "--ext=js",
           ...(await compilePermissions()),
-          "/deno-ccm.js",
+          "/bin/hetzner-cloud-controller-manager",
+          "--cloud-provider=hetzner",
           `--secure-port=${port}`,
           "--bind-address=127.0.0.1",
           ...SCENARIO_ARGS,
@@ -142,7 +152,6 @@ Deno.test({
         env: {
           KUBERNETES_SERVICE_HOST: "127.0.0.1",
           KUBERNETES_SERVICE_PORT: String(cluster.apiserverPort),
-          HCLOUD_TOKEN_FILE: "/etc/hetzner/token",
           HCLOUD_ENDPOINT: s.sim.endpoint,
           HCLOUD_METRICS_ADDRESS: "127.0.0.1:0",
           ...SCENARIO_ENV,

@@ -10,6 +10,13 @@ rendered against a cluster (helm install/upgrade); `helm template` cannot see th
 {{- end }}
 {{- end }}
 {{- end }}
+{{- if eq .Values.kind "DaemonSet" }}
+{{- $deployment := lookup "apps/v1" "Deployment" .Release.Namespace (include "deno-ccm.name" .) }}
+{{- $args := join " " (default list (dig "spec" "template" "spec" "containers" list $deployment | first | default dict | dig "args" list)) }}
+{{- if and $deployment (not (include "deno-ccm.currentIsOurs" .)) (contains "--leader-elect=false" $args) }}
+{{- fail (printf "kind: DaemonSet would start its pods while Deployment %s/%s, a CCM without leader election, is still being removed: upgrade with kind: Deployment first, then switch to DaemonSet" .Release.Namespace (include "deno-ccm.name" .)) }}
+{{- end }}
+{{- end }}
 {{- if lookup "v1" "Namespace" "" .Release.Namespace }}
 {{- $sources := dict }}
 {{- range $name, $var := .Values.env }}

@@ -20,9 +20,21 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 {{- end }}
 
-{{/* Leader election: off only for a single-replica Deployment, as in the official chart. */}}
+{{/*
+Leader election: always on, on the official CCM's lease (kube-system/cloud-controller-manager), also at
+one replica (where the official chart switches it off): a CCM left running beside this one (an official
+DaemonSet, a second release) then waits instead of acting at the same time.
+*/}}
 {{- define "deno-ccm.leaderElect" -}}
-{{- if and (eq .Values.kind "Deployment") (eq (int .Values.replicaCount) 1) }}false{{ else }}true{{ end }}
+true
+{{- end }}
+
+{{/* The official chart's helper names, which values files copied from it use (selectorLabels). */}}
+{{- define "hcloud-cloud-controller-manager.name" -}}
+{{- include "deno-ccm.name" . }}
+{{- end }}
+{{- define "hcloud-cloud-controller-manager.selectorLabels" -}}
+{{- include "deno-ccm.selectorLabels" . }}
 {{- end }}
 
 {{/*

@@ -19,7 +19,7 @@ spec:
   {{- with .Values.priorityClassName }}
   priorityClassName: {{ . | quote }}
   {{- end }}
-  {{- if .Values.networking.enabled }}
+  {{- if or .Values.networking.enabled .Values.hostNetwork }}
   # Routes need the node's network; a pod there cannot use the cluster DNS.
   hostNetwork: true
   {{- end }}
@@ -29,11 +29,9 @@ spec:
     {{- toYaml . | nindent 4 }}
   {{- end }}
   securityContext:
-    runAsNonRoot: true
-    runAsUser: 65532
-    runAsGroup: 65532
-    seccompProfile:
-      type: RuntimeDefault
+    {{- $pod := dict "runAsNonRoot" true "runAsUser" 65532 "runAsGroup" 65532 "seccompProfile" (dict "type" "RuntimeDefault") }}
+    {{- range $key, $value := .Values.podSecurityContext }}{{ $_ := set $pod $key $value }}{{ end }}
+    {{- toYaml $pod | nindent 4 }}
   tolerations:
     # The CCM initializes Nodes, so it must run on Nodes it has not initialized yet.
     - key: node.cloudprovider.kubernetes.io/uninitialized
@@ -62,7 +60,7 @@ spec:
   {{- end }}
   containers:
     - name: {{ include "deno-ccm.name" . }}
-      image: {{ printf "%s:%s" .Values.image.repository (tpl .Values.image.tag .) | quote }}
+      image: {{ include "deno-ccm.image" . | quote }}
       imagePullPolicy: {{ .Values.image.pullPolicy }}
       args:
         {{- range $key, $value := .Values.args }}
@@ -125,10 +123,9 @@ spec:
       resources:
         {{- toYaml .Values.resources | nindent 8 }}
       securityContext:
-        allowPrivilegeEscalation: false
-        readOnlyRootFilesystem: true
-        capabilities:
-          drop: [ALL]
+        {{- $container := dict "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "capabilities" (dict "drop" (list "ALL")) }}
+        {{- range $key, $value := .Values.securityContext }}{{ $_ := set $container $key $value }}{{ end }}
+        {{- toYaml $container | nindent 8 }}
       {{- with .Values.extraVolumeMounts }}
       volumeMounts:
         {{- toYaml . | nindent 8 }}

@@ -15,7 +15,7 @@ import {
   parseServerTaintPatterns,
   type ServerTaintPattern,
 } from "./instances/mod.ts";
-import { readRobotConfig, type RobotConfig } from "./robot/mod.ts";
+import { readRobotConfig, type RobotConfig, SYSELF_SECRET_DIR, syselfFile } from "./robot/mod.ts";
 import { tokenFormatProblem } from "../../hcloud_api/mod.ts";
 import { parseUserLabels } from "./load_balancers/mod.ts";
 
@@ -113,6 +113,7 @@ export const DEFAULT_ENDPOINT = "https://api.hetzner.cloud/v1";
  */
 export async function readHcloudConfig(
   env: Record<string, string | undefined>,
+  syselfDir = SYSELF_SECRET_DIR,
 ): Promise<{ config: HcloudConfig; errors: string[]; warnings: string[] }> {
   const errors: string[] = [];
   const warnings: string[] = [];
@@ -145,7 +146,8 @@ export async function readHcloudConfig(
 
   // Surrounding whitespace (a Secret written from a file ends in a newline) is not part of the token.
   let token = str("HCLOUD_TOKEN")?.trim() || undefined;
-  const tokenFile = str("HCLOUD_TOKEN_FILE");
+  // Neither variable: the Syself chart's mounted Secret (key `hcloud`), when there is one.
+  const tokenFile = str("HCLOUD_TOKEN_FILE") ?? (token ? undefined : await syselfFile(syselfDir, "hcloud"));
   if (tokenFile) {
     try {
       const fromFile = (await readSecretFile(tokenFile)).trim();
@@ -256,7 +258,7 @@ export async function readHcloudConfig(
     errors.push(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE: "${subnet}" is not a CIDR range`);
   }
 
-  const robot = await readRobotConfig(env, errors, bool);
+  const robot = await readRobotConfig(env, errors, bool, syselfDir);
   // Accepted and checked as the official CCM does, without effect here (the README says why):
   // request logging is --log-level=debug; there is no attached-network check to disable.
   bool("HCLOUD_DEBUG", false);

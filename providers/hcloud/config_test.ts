@@ -128,3 +128,20 @@ Deno.test("hcloud config: the namespaces trusted with objects made outside the C
     'HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES: "Team_A" is not a namespace name',
   ]);
 });
+
+Deno.test("config: without HCLOUD_TOKEN(_FILE) the Syself chart's mounted Secret (key hcloud) gives the token", async () => {
+  const dir = await Deno.makeTempDir();
+  const none = await readHcloudConfig({}, dir);
+  assertEquals(none.errors, ["HCLOUD_TOKEN (or HCLOUD_TOKEN_FILE) is required"]);
+  await Deno.writeTextFile(`${dir}/hcloud`, `${"m".repeat(64)}\n`);
+  const mounted = await readHcloudConfig({}, dir);
+  assertEquals([mounted.errors, mounted.config.token, mounted.config.tokenFile], [
+    [],
+    "m".repeat(64),
+    `${dir}/hcloud`,
+  ]);
+  // The variable, when set, is what counts (the mount is not read).
+  const direct = await readHcloudConfig({ HCLOUD_TOKEN: "d".repeat(64) }, dir);
+  assertEquals([direct.config.token, direct.config.tokenFile], ["d".repeat(64), undefined]);
+  await Deno.remove(dir, { recursive: true });
+});

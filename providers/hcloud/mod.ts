@@ -95,6 +95,7 @@ export class HcloudProvider implements CloudProvider {
       mapRetryableErrors(
         new HcloudInstances(this.context, {
           forwardInternalIps: robot.forwardInternalIps,
+          hrobotProviderIds: robot.hrobotProviderIds,
           addressFamily: config.addressFamily,
           zoneLabelEnabled: config.zoneLabelEnabled,
           nodeNameSuffix: config.nodeNameSuffix,

@@ -51,6 +51,8 @@ export interface InstancesOptions {
   serverLabelPrefix?: string;
   /** `ROBOT_FORWARD_INTERNAL_IPS`. */
   forwardInternalIps?: boolean;
+  /** `HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL` (default true): false writes `hcloud://bm-<n>`. */
+  hrobotProviderIds?: boolean;
 }
 
 /** See the module doc. */
@@ -71,6 +73,7 @@ export class HcloudInstances implements Instances {
       this.#robot = new RobotInstances(ctx.robot, {
         addressFamily: options.addressFamily,
         forwardInternalIps: options.forwardInternalIps ?? false,
+        hrobotProviderIds: options.hrobotProviderIds,
       });
     }
   }

@@ -1,6 +1,6 @@
 /**
  * Robot Nodes as the official CCM initializes them: provider ID `hrobot://<number>` (the legacy
- * `hcloud://bm-<number>` is read, never written), instance type from the product, zone the data
+ * `hcloud://bm-<number>` is read, and written only with `hrobotProviderIds: false`), instance type from the product, zone the data
  * center and region its location, addresses per address family (IPv6 `<net>1` before IPv4, then
  * the kubelet's InternalIPs when forwarded), and the `external-ipv6` annotation. Plus the
  * `instance.hetzner.cloud/is-root-server=true` label the official CSI driver's docs ask users to set.
@@ -21,6 +21,13 @@ import { IS_ROOT_SERVER_LABEL, PROVIDED_BY_LABEL } from "../names.ts";
 export interface RobotMetadataOptions {
   addressFamily: AddressFamily;
   forwardInternalIps: boolean;
+  /** False: new Robot Nodes get `hcloud://bm-<number>` (Cluster API Provider Hetzner's form). */
+  hrobotProviderIds?: boolean;
+}
+
+/** The provider ID written on a Robot Node that has none. */
+export function robotProviderId(number: number, hrobotProviderIds = true): string {
+  return hrobotProviderIds ? `hrobot://${number}` : `hcloud://bm-${number}`;
 }
 
 /** Robot metadata of `node` from its server. */
@@ -36,7 +43,8 @@ export function robotMetadata(
   const all = [...warnings, ...withIpv6.warnings];
   return {
     ...(all.length ? { warnings: all } : {}),
-    providerID: `hrobot://${server.number}`,
+    // A Node's provider ID is never changed once set (the apiserver refuses it): keep the form it has.
+    providerID: node.spec?.providerID ?? robotProviderId(server.number, options.hrobotProviderIds),
     instanceType: server.product.replaceAll(" ", "-").replace(/[^a-zA-Z0-9_.-]+/g, ""),
     zone: zone || undefined,
     region: zone.split("-")[0] || undefined,
@@ -115,7 +123,9 @@ export class RobotInstances {
       ...(server.ipv4 ? [`${server.ipv4}/32`] : []),
       ...(server.ipv6Net ? [`${server.ipv6Net}/64`] : []),
     ];
-    return { providerID: node.spec?.providerID ?? `hrobot://${server.number}`, names: [server.name], cidrs };
+    const providerID = node.spec?.providerID ??
+      robotProviderId(server.number, this.#options.hrobotProviderIds);
+    return { providerID, names: [server.name], cidrs };
   }
 
   /** True when Robot reports the server powered off (`GET /reset`: `shut off`). */

@@ -26,6 +26,19 @@ Deno.test("robot metadata: the official CCM's provider ID, type, zone, region an
   );
 });
 
+Deno.test("robot metadata: hcloud://bm-<n> only when asked; a set provider ID is never rewritten", () => {
+  const options = { addressFamily: "ipv4" as const, forwardInternalIps: true };
+  const bm = robotMetadata(node(), server, { ...options, hrobotProviderIds: false });
+  assertEquals(bm.providerID, "hcloud://bm-321");
+  const legacy: Node = { ...node(), spec: { providerID: "hcloud://bm-321" } };
+  assertEquals(robotMetadata(legacy, server, options).providerID, "hcloud://bm-321");
+  const official: Node = { ...node(), spec: { providerID: "hrobot://321" } };
+  assertEquals(
+    robotMetadata(official, server, { ...options, hrobotProviderIds: false }).providerID,
+    "hrobot://321",
+  );
+});
+
 Deno.test("robot addresses: IPv6 before IPv4 in dual stack; none made up without IPv6", () => {
   const dual = robotMetadata(node(), server, { addressFamily: "dualstack", forwardInternalIps: true });
   assertEquals(dual.nodeAddresses, [

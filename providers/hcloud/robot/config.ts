@@ -9,6 +9,12 @@ import { readSecretFile } from "../../../lib/secret_file.ts";
 import { parseDuration } from "../../../lib/duration.ts";
 import type { EnvVar } from "../../../config/env.ts";
 
+/**
+ * Where the Syself chart mounts its Secret (`hetzner`: keys `hcloud`, `robot-user`, `robot-password`):
+ * a credential no variable gives is read from here, as that chart's CCM does.
+ */
+export const SYSELF_SECRET_DIR = "/etc/hetzner-secret";
+
 /** The Robot webservice. */
 export const DEFAULT_ROBOT_ENDPOINT = "https://robot-ws.your-server.de";
 
@@ -25,6 +31,12 @@ export interface RobotConfig {
   rateLimitWaitMs: number;
   /** `ROBOT_FORWARD_INTERNAL_IPS` (default true): keep the kubelet's InternalIPs on Robot Nodes. */
   forwardInternalIps: boolean;
+  /**
+   * `HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL` (the Syself name; default true, the official CCM's
+   * form): false writes `hcloud://bm-<number>` on Robot Nodes, the form Cluster API Provider Hetzner
+   * matches its Machines by. Both forms are always read; a set provider ID is never rewritten.
+   */
+  hrobotProviderIds: boolean;
 }
 
 /** Reads the Robot settings, pushing problems (naming variables only) onto `errors`. */
@@ -32,11 +44,20 @@ export async function readRobotConfig(
   env: Record<string, string | undefined>,
   errors: string[],
   parseBool: (name: EnvVar, fallback: boolean) => boolean,
+  syselfDir = SYSELF_SECRET_DIR,
 ): Promise<RobotConfig> {
   const str = (name: EnvVar) => (env[name] === "" ? undefined : env[name]);
+  // The Syself chart's name for ROBOT_USER: an alias, refused when both are set and differ.
+  const userName = str("ROBOT_USER_NAME");
+  if (userName !== undefined && str("ROBOT_USER") !== undefined && userName !== str("ROBOT_USER")) {
+    errors.push(
+      "ROBOT_USER and ROBOT_USER_NAME (its Syself name) are both set and differ: set only one of them",
+    );
+  }
   const secret = async (name: "ROBOT_USER" | "ROBOT_PASSWORD") => {
-    const direct = str(name);
-    const file = str(`${name}_FILE`);
+    const direct = str(name) ?? (name === "ROBOT_USER" ? userName : undefined);
+    let file = str(`${name}_FILE`);
+    if (!file && direct === undefined) file = await syselfFile(syselfDir, SYSELF_KEYS[name]);
     if (!file) return direct;
     if (direct !== undefined) {
       errors.push(`${name} and ${name}_FILE are both set: set only one of them`);
@@ -79,7 +100,28 @@ export async function readRobotConfig(
     rateLimitWaitMs: duration("ROBOT_RATE_LIMIT_WAIT_TIME", 300_000),
     // As in the official CCM: only meaningful with Robot on.
     forwardInternalIps: enabled && parseBool("ROBOT_FORWARD_INTERNAL_IPS", true),
+    hrobotProviderIds: parseBool("HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL", true),
   };
+}
+
+/** The Syself Secret's key for each credential. */
+const SYSELF_KEYS = { ROBOT_USER: "robot-user", ROBOT_PASSWORD: "robot-password", HCLOUD_TOKEN: "hcloud" };
+
+/**
+ * `<dir>/<key>` when it exists (the Syself chart's mounted Secret), else undefined: used only where no
+ * variable names the credential.
+ */
+export async function syselfFile(
+  dir: string,
+  key: (typeof SYSELF_KEYS)[keyof typeof SYSELF_KEYS],
+): Promise<string | undefined> {
+  const path = `${dir}/${key}`;
+  try {
+    await Deno.stat(path);
+    return path;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What went wrong reading a credential file: a limit's message, else only the error's name (no content). */

@@ -42,3 +42,24 @@ Deno.test("robot config: credentials both or neither, from files too, never show
   assert(both.errors.some((e) => e.startsWith('ROBOT_CACHE_TIMEOUT: "soon"')));
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("robot config: the Syself chart's names (ROBOT_USER_NAME, the mounted Secret, bm- provider IDs)", async () => {
+  const dir = await Deno.makeTempDir();
+  const errors: string[] = [];
+  const env = { ROBOT_ENABLED: "true", ROBOT_USER_NAME: "syself-user" };
+  await Deno.writeTextFile(`${dir}/robot-password`, "from-mount\n");
+  const config = await readRobotConfig(env, errors, bool(env), dir);
+  assertEquals(errors, []);
+  assertEquals([config.user, config.password, config.hrobotProviderIds], ["syself-user", "from-mount", true]);
+  // A variable always wins over the mount; the alias and its original must agree.
+  const both = { ...env, ROBOT_USER: "other", ROBOT_PASSWORD: "p" };
+  const errs: string[] = [];
+  const c2 = await readRobotConfig(both, errs, bool(both), dir);
+  assertEquals(c2.password, "p");
+  assertEquals(errs, [
+    "ROBOT_USER and ROBOT_USER_NAME (its Syself name) are both set and differ: set only one of them",
+  ]);
+  const bm = { HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL: "false" };
+  assertEquals((await readRobotConfig(bm, [], bool(bm), dir)).hrobotProviderIds, false);
+  await Deno.remove(dir, { recursive: true });
+});
