@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the local control plane needs exists: etcd (Debian's etcd-server) and kube-apiserver
 # built from the Go module proxy (cached); for the tests (the default) also kubectl, kube-proxy, kube-controller-manager,
-# nftables, containerd, helm, promtool, terraform and its hcloud provider.
+# nftables, containerd, helm, promtool, actionlint, terraform and its hcloud provider.
 # Installs etcd with apt-get when running as root; otherwise says what to install. Prints nothing when
 # everything is in place.
 #   usage: hack/ensure_test_assets.sh [--demo]
@@ -60,6 +60,8 @@ fi
 "$here/helm/build.sh" >/dev/null
 # promtool, for the alert rule tests (tests/alert_rules_test.ts), which also build it on demand.
 "$here/promtool/build.sh" >/dev/null
+# actionlint, for the release workflow's check (tests/release_pipeline_test.ts, which also builds it on demand).
+"$here/actionlint/build.sh" >/dev/null
 # terraform and the hcloud provider, for dev-env.tf applied against the simulator
 # (tests/dev_env_apply_test.ts, which also builds them on demand).
 "$here/terraform/build.sh" >/dev/null

@@ -89,3 +89,34 @@ export async function officialChart(o: OfficialChartOptions = {}): Promise<strin
   );
   return dir;
 }
+
+/**
+ * The official release asset's Deployment (`ccm-networks.yaml`, applied with kubectl): its selector is
+ * `app: hcloud-cloud-controller-manager`; one replica without leader election, bound to Node `cp-1`.
+ */
+export function officialManifest(): string {
+  const name = "hcloud-cloud-controller-manager";
+  const labels = { app: name };
+  return JSON.stringify({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: "kube-system" },
+    spec: {
+      replicas: 1,
+      revisionHistoryLimit: 2,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: name,
+          nodeName: "cp-1",
+          containers: [{
+            name,
+            image: "docker.io/hetznercloud/hcloud-cloud-controller-manager:v1.35.0",
+            args: ["--allow-untagged-cloud", "--cloud-provider=hcloud", "--leader-elect=false"],
+          }],
+        },
+      },
+    },
+  });
+}

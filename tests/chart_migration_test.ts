@@ -6,15 +6,17 @@
  * does a pod of ours exist beside the old CCM's pod; the objects are updated in place; `helm rollback`
  * restores the official objects; `helm upgrade --reuse-values` (helm then hands our templates the
  * official chart's values) works; our next release rolls; and a switch to a DaemonSet while a lease-less
- * CCM runs is refused, naming the way.
+ * CCM runs is refused, naming the way. Then the same for manifests: deploy/ccm-networks.yaml applied with
+ * kubectl over the official release asset's Deployment (selector `app: hcloud-cloud-controller-manager`).
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { KubeControllerManager } from "../testing/kube_controller_manager.ts";
 import { CHART, type Rendered, runHelm } from "../testing/helm.ts";
-import { officialChart } from "../testing/official_chart.ts";
+import { officialChart, officialManifest } from "../testing/official_chart.ts";
 import { eventually } from "../testing/helpers.ts";
 
+const REPO = new URL("..", import.meta.url).pathname;
 const NS = "kube-system";
 const NAME = "hcloud-cloud-controller-manager";
 const OFFICIAL_IMAGE = /hetznercloud\/hcloud-cloud-controller-manager/;
@@ -29,7 +31,7 @@ Deno.test({
     const kcm = await KubeControllerManager.start(
       cluster,
       "10.244.0.0/16",
-      "deployment-controller,replicaset-controller",
+      "deployment-controller,replicaset-controller,garbage-collector-controller",
     );
     const official = await officialChart({ nodeName: "cp-1" });
     const env = { KUBECONFIG: cluster.kubeconfigPath };
@@ -45,6 +47,46 @@ Deno.test({
     const pods = async (): Promise<Rendered[]> =>
       JSON.parse(await cluster.kubectl(["-n", NS, "get", "pods", "-o", "json"])).items;
     const isOfficial = (p: Rendered) => OFFICIAL_IMAGE.test(p.spec.containers[0].image);
+    /**
+     * Runs `replace` (an upgrade) while watching the pods every 100 ms: the old CCM's pod keeps running
+     * (Terminating) for 3 s as a slow-exiting process would, then goes; ours must appear only after.
+     */
+    const replacesWithoutOverlap = async (replace: () => Promise<void>, expected = 2) => {
+      const seen: string[] = [];
+      let overlap = "";
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          const now = await pods();
+          const old = now.filter(isOfficial);
+          const ours = now.filter((p) => !isOfficial(p));
+          const terminating = old.filter((p) => p.metadata.deletionTimestamp).length;
+          seen.push(`${old.length} official (${terminating} terminating), ${ours.length} ours`);
+          if (old.length && ours.length && !overlap) overlap = seen.at(-1)!;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      try {
+        await replace();
+        await eventually(async () => (await pods()).some((p) => p.metadata.deletionTimestamp), 30_000);
+        await new Promise((r) => setTimeout(r, 3000));
+        assertEquals(
+          (await pods()).filter((p) => !isOfficial(p)),
+          [],
+          "no pod of ours while the old one runs",
+        );
+        // What the old pod's kubelet does once the process has exited.
+        await cluster.kubectl(["-n", NS, "delete", "pods", "--all", "--grace-period=0", "--force"]);
+        await eventually(
+          async () => (await pods()).filter((p) => !isOfficial(p)).length === expected,
+          30_000,
+        );
+      } finally {
+        watching = false;
+        await watcher;
+      }
+      assertEquals(overlap, "", `the official CCM and ours ran at once:\n${seen.join("\n")}`);
+    };
     try {
       await cluster.kubectl([
         "-n",
@@ -62,42 +104,10 @@ Deno.test({
       const account = (await get("serviceaccount", NAME))!;
 
       await t.step("upgrade: the old pod is gone before the first new one exists", async () => {
-        // Every 100 ms: the pods there are. The old CCM pod keeps running (Terminating) for 3 s.
-        const seen: string[] = [];
-        let overlap = "";
-        let watching = true;
-        const watcher = (async () => {
-          while (watching) {
-            const now = await pods();
-            const old = now.filter(isOfficial);
-            const ours = now.filter((p) => !isOfficial(p));
-            seen.push(
-              `${old.length} official (${
-                old.filter((p) => p.metadata.deletionTimestamp).length
-              } terminating), ${ours.length} ours`,
-            );
-            if (old.length && ours.length && !overlap) overlap = seen.at(-1)!;
-            await new Promise((r) => setTimeout(r, 100));
-          }
-        })();
-        try {
+        await replacesWithoutOverlap(async () => {
           const notes = await helm(["upgrade", "hccm", CHART, "--set", "networking.enabled=true"]);
           assert(notes.includes("replacing what ran before with Recreate"), notes);
-          await eventually(async () => (await pods()).some((p) => p.metadata.deletionTimestamp), 30_000);
-          await new Promise((r) => setTimeout(r, 3000));
-          assertEquals(
-            (await pods()).filter((p) => !isOfficial(p)),
-            [],
-            "no pod of ours while the old one runs",
-          );
-          // What the old pod's kubelet would do once the process exits.
-          await cluster.kubectl(["-n", NS, "delete", "pods", "--all", "--grace-period=0", "--force"]);
-          await eventually(async () => (await pods()).filter((p) => !isOfficial(p)).length === 2, 30_000);
-        } finally {
-          watching = false;
-          await watcher;
-        }
-        assertEquals(overlap, "", `the official CCM and ours ran at once:\n${seen.join("\n")}`);
+        });
         const after = (await get("deployment", NAME))!;
         assertEquals(after.metadata.uid, before.metadata.uid, "the Deployment is updated in place");
         assertEquals((await get("serviceaccount", NAME))!.metadata.uid, account.metadata.uid);
@@ -155,6 +165,27 @@ Deno.test({
         assertEquals(next.spec.strategy.rollingUpdate.maxSurge, 0);
       });
       await helm(["uninstall", "hccm"]);
+
+      await t.step(
+        "manifests: our ccm-networks.yaml over the official one, in place, no overlap",
+        async () => {
+          // The uninstalled release's ReplicaSets are collected; the old CCM's pod (bound to a Node
+          // without kubelet) is removed as its kubelet would.
+          const replicaSets = async () =>
+            JSON.parse(await cluster.kubectl(["-n", NS, "get", "rs", "-o", "json"])).items.length;
+          await eventually(async () => await replicaSets() === 0, 30_000);
+          await cluster.kubectl(["-n", NS, "delete", "pods", "--all", "--grace-period=0", "--force"]);
+          await cluster.kubectl(["apply", "-f", "-"], officialManifest());
+          await eventually(async () => (await pods()).filter(isOfficial).length === 1, 30_000);
+          const official = (await get("deployment", NAME))!;
+          await replacesWithoutOverlap(async () => {
+            await cluster.kubectl(["apply", "-f", `${REPO}deploy/ccm-networks.yaml`]);
+          });
+          const ours = (await get("deployment", NAME))!;
+          assertEquals(ours.metadata.uid, official.metadata.uid, "kubectl apply updates it in place");
+          assertEquals(ours.spec.strategy.type, "Recreate");
+        },
+      );
     } finally {
       await Deno.remove(official, { recursive: true });
       await kcm.stop();
