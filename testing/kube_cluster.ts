@@ -230,6 +230,12 @@ export class TestCluster {
     return text.decode(out.stdout);
   }
 
+  /** Creates a generic Secret `name` in `namespace` holding `data` (kubectl, as an operator would). */
+  async createSecret(namespace: string, name: string, data: Record<string, string>): Promise<void> {
+    const literals = Object.entries(data).map(([k, v]) => `--from-literal=${k}=${v}`);
+    await this.kubectl(["-n", namespace, "create", "secret", "generic", name, ...literals]);
+  }
+
   /** Stops everything and removes the folder. */
   async stop(): Promise<void> {
     await stopProcess(this.#apiserver);

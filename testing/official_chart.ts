@@ -60,28 +60,7 @@ export async function officialChart(o: OfficialChartOptions = {}): Promise<strin
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
       subjects: [{ kind: "ServiceAccount", name, namespace: "{{ .Release.Namespace }}" }],
     },
-    {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name, namespace: "{{ .Release.Namespace }}" },
-      spec: {
-        replicas: 1,
-        revisionHistoryLimit: 2,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: name,
-            ...(o.nodeName ? { nodeName: o.nodeName } : {}),
-            containers: [{
-              name,
-              image: "docker.io/hetznercloud/hcloud-cloud-controller-manager:v1.35.0",
-              args: ["--allow-untagged-cloud", "--cloud-provider=hcloud", "--leader-elect=false"],
-            }],
-          },
-        },
-      },
-    },
+    officialDeployment(labels, "{{ .Release.Namespace }}", o.nodeName),
   ];
   await Deno.writeTextFile(
     `${dir}/templates/objects.yaml`,
@@ -95,12 +74,18 @@ export async function officialChart(o: OfficialChartOptions = {}): Promise<strin
  * `app: hcloud-cloud-controller-manager`; one replica without leader election, bound to Node `cp-1`.
  */
 export function officialManifest(): string {
+  return JSON.stringify(
+    officialDeployment({ app: "hcloud-cloud-controller-manager" }, "kube-system", "cp-1"),
+  );
+}
+
+/** The official CCM's Deployment: one replica without leader election, optionally bound to a Node. */
+function officialDeployment(labels: Record<string, string>, namespace: string, nodeName?: string) {
   const name = "hcloud-cloud-controller-manager";
-  const labels = { app: name };
-  return JSON.stringify({
+  return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name, namespace: "kube-system" },
+    metadata: { name, namespace },
     spec: {
       replicas: 1,
       revisionHistoryLimit: 2,
@@ -109,7 +94,7 @@ export function officialManifest(): string {
         metadata: { labels },
         spec: {
           serviceAccountName: name,
-          nodeName: "cp-1",
+          ...(nodeName ? { nodeName } : {}),
           containers: [{
             name,
             image: "docker.io/hetznercloud/hcloud-cloud-controller-manager:v1.35.0",
@@ -118,5 +103,5 @@ export function officialManifest(): string {
         },
       },
     },
-  });
+  };
 }

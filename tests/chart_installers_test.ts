@@ -99,17 +99,7 @@ Deno.test({
     const cluster = await TestCluster.start();
     const env = { KUBECONFIG: cluster.kubeconfigPath };
     try {
-      for (const [name, data] of Object.entries(SECRETS)) {
-        await cluster.kubectl([
-          "-n",
-          NS,
-          "create",
-          "secret",
-          "generic",
-          name,
-          ...Object.entries(data).map(([k, v]) => `--from-literal=${k}=${v}`),
-        ]);
-      }
+      for (const [name, data] of Object.entries(SECRETS)) await cluster.createSecret(NS, name, data);
       const files = [...Deno.readDirSync(FIXTURES)].map((e) => e.name).sort();
       assertEquals(files, Object.keys(EXPECT).sort(), "every fixture has its expectations");
       for (const file of files) {

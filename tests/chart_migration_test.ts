@@ -88,16 +88,7 @@ Deno.test({
       assertEquals(overlap, "", `the official CCM and ours ran at once:\n${seen.join("\n")}`);
     };
     try {
-      await cluster.kubectl([
-        "-n",
-        NS,
-        "create",
-        "secret",
-        "generic",
-        "hcloud",
-        "--from-literal=token=t",
-        "--from-literal=network=k8s",
-      ]);
+      await cluster.createSecret(NS, "hcloud", { token: "t", network: "k8s" });
       await helm(["install", "hccm", official]);
       await eventually(async () => (await pods()).filter(isOfficial).length === 1, 30_000);
       const before = (await get("deployment", NAME))!;

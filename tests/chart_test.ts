@@ -283,27 +283,11 @@ Deno.test({
           missing.stderr.includes("env.HCLOUD_TOKEN: Secret kube-system/hcloud does not exist"),
           missing.stderr,
         );
-        await cluster.kubectl([
-          "-n",
-          "kube-system",
-          "create",
-          "secret",
-          "generic",
-          "hcloud",
-          "--from-literal=x=y",
-        ]);
+        await cluster.createSecret("kube-system", "hcloud", { x: "y" });
         const noKey = await runHelm(install, env);
         assert(noKey.stderr.includes(`Secret kube-system/hcloud has no key "token"`), noKey.stderr);
         await cluster.kubectl(["-n", "kube-system", "delete", "secret", "hcloud"]);
-        await cluster.kubectl([
-          "-n",
-          "kube-system",
-          "create",
-          "secret",
-          "generic",
-          "hcloud",
-          "--from-literal=token=t",
-        ]);
+        await cluster.createSecret("kube-system", "hcloud", { token: "t" });
         const ok = await runHelm(install, env);
         assert(ok.ok, ok.stderr);
       });
