@@ -6,9 +6,21 @@
  */
 import { BodyReader } from "./http_kit.ts";
 import { byId, route, type SimRoute } from "./router.ts";
-import type { Faults, Simulator } from "./simulator.ts";
-import type { ServerSeed } from "./world.ts";
-import type { RobotServerSeed } from "./robot.ts";
+import type { AuditEntry, Faults } from "./faults.ts";
+import type { ServerSeed, World } from "./world.ts";
+import type { RobotServerSeed, RobotSim } from "./robot.ts";
+import type { SimControl } from "./sim_control.ts";
+
+/** What the control routes reach of the simulator (the `Simulator` is one; it imports this file). */
+export interface ControlledSimulator {
+  readonly world: World;
+  readonly robot: RobotSim;
+  readonly control: SimControl;
+  readonly faults: Faults;
+  readonly audit: AuditEntry[];
+  readonly rateLimited: number;
+  render(id: number): unknown;
+}
 
 /** A seed document: networks first, then servers (which may attach to them). */
 export interface SeedState {
@@ -26,7 +38,7 @@ export interface SeedState {
 }
 
 /** Applies a seed document to the simulator's world. */
-export function applySeed(sim: Simulator, seed: SeedState): void {
+export function applySeed(sim: ControlledSimulator, seed: SeedState): void {
   const world = sim.world;
   for (const n of seed.networks ?? []) {
     const id = world.id();
@@ -56,7 +68,7 @@ export function applySeed(sim: Simulator, seed: SeedState): void {
 }
 
 /** The control routes. */
-export function controlRoutes(sim: Simulator): SimRoute[] {
+export function controlRoutes(sim: ControlledSimulator): SimRoute[] {
   const server = (id: string) => byId(sim.world.servers, id, "server");
   return [
     route("GET", "/state", () => ({

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Faults } from "./simulator.ts";
+import type { Faults } from "./faults.ts";
 import type { LoadBalancer, Server, ServerSeed, World } from "./world.ts";
 import type { RobotSim } from "./robot.ts";
 import { faults as apiFaults } from "./http_kit.ts";

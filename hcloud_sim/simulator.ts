@@ -19,48 +19,11 @@ import { loadBalancerRoutes } from "./routes_load_balancers.ts";
 import { type ServerSeed, World } from "./world.ts";
 import { controlRoutes } from "./control.ts";
 import { SimControl } from "./sim_control.ts";
+import type { AuditEntry, Faults } from "./faults.ts";
+export type { AuditEntry, FaultRule, Faults } from "./faults.ts";
 import { RobotSim } from "./robot.ts";
 
 const placeholders = (pattern: string) => pattern.split("{").length - 1;
-
-/** A fault rule: requests whose `METHOD /path` matches `match` (a regex) fail. */
-export interface FaultRule {
-  match: string;
-  /** Probability per matching request (default 1). */
-  rate?: number;
-  status: number;
-  code: string;
-  message?: string;
-  /** Answer with an HTML page instead of the JSON envelope (a proxy's 502). */
-  html?: boolean;
-  /** Stop after this many injected failures. */
-  count?: number;
-  /** Stop at this time (ms since epoch). */
-  untilMs?: number;
-}
-
-/** Fault knobs, settable through `PUT /_sim/faults`. */
-export interface Faults {
-  rules: FaultRule[];
-  /** Latency added to every `/v1` request. */
-  latencyMs: number;
-  /** Occasional extra latency. */
-  latencySpike?: { rate: number; ms: number };
-  /** The next N `/v1` requests answer 429. */
-  rateLimitBurst: number;
-}
-
-/** One audited `/v1` request. */
-export interface AuditEntry {
-  time: number;
-  method: string;
-  path: string;
-  query: string;
-  /** The matched route, e.g. `GET /servers/{id}`. */
-  route: string;
-  status: number;
-  userAgent: string;
-}
 
 /** Settings of a {@link Simulator}. */
 export interface SimulatorOptions {

@@ -10,7 +10,7 @@
  * @module
  */
 import { RetryAfterError, rootCause, TerminalError, WrappedError } from "../kube/reconcile.ts";
-import type { ProviderWarning } from "./provider.ts";
+import type { ProviderWarning } from "./warning.ts";
 
 export { RetryAfterError, rootCause, TerminalError, WrappedError };
 

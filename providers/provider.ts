@@ -21,6 +21,8 @@
 import type { Node, NodeAddress, Service, Taint } from "kubernetes-types/core/v1.d.ts";
 export { ProviderError, RetryAfterError, TerminalError, WrappedError } from "./errors.ts";
 import type { TlsSecret } from "./tls_secret.ts";
+import type { ProviderWarning } from "./warning.ts";
+export type { ProviderWarning } from "./warning.ts";
 export { TlsSecret } from "./tls_secret.ts";
 /** The Kubernetes types the contract passes (from `kubernetes-types`), for implementers. */
 export type { Node, NodeAddress, Service, Taint };
@@ -115,16 +117,6 @@ export interface LoadBalancerIngress {
 export interface LoadBalancerStatus {
   /** Where the Service is reachable, written to `status.loadBalancer.ingress`. */
   ingress: LoadBalancerIngress[];
-}
-
-/** A problem the controller reports as a Warning event on the Service, without failing. */
-export interface ProviderWarning {
-  /** The event's reason, CamelCase (e.g. `MaxTargetsReached`). */
-  reason: string;
-  /** The event's message: names the field and value concerned, never a secret. */
-  message: string;
-  /** The Node the warning is about (recorded on that Node, where the official CCM puts it). */
-  node?: string;
 }
 
 /** What {@link LoadBalancerInventory.drift} found: the owners (Service UIDs) of the balancers that exist, and drifted ones. */

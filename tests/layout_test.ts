@@ -9,6 +9,7 @@
  * - `controllers/` know the provider contract (`providers/*.ts`), never a provider's room; no generic
  *   code (controllers, `kube/`, the contract) imports a cloud's API room (its errors included).
  * - A folder with a `mod.ts` is a room: from outside, only its `mod.ts` is imported.
+ * - No circles: no file reaches itself through imports (type imports and re-exports included).
  */
 import { assertEquals } from "../testing/assert.ts";
 
@@ -95,4 +96,49 @@ Deno.test("layout: the rule sees imports (a self-check of the reader)", () => {
   const seen = importsOf("providers/hcloud/mod.ts");
   assertEquals(seen.includes("hcloud_api/mod.ts"), true, seen.join(", "));
   assertEquals(seen.includes("providers/hcloud/load_balancers/mod.ts"), true, seen.join(", "));
+});
+
+/** The import circles: strongly connected components of more than one file (Tarjan's algorithm). */
+function importCircles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) circles.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return circles;
+}
+
+Deno.test("layout: no import circles, type imports included", () => {
+  const graph = new Map(sources().map((f) => [f, importsOf(f)]));
+  assertEquals(importCircles(graph).map((c) => c.join(" → ")), []);
+});
+
+Deno.test("layout: the circle finder finds circles (a self-check)", () => {
+  const graph = new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]], ["e", ["e2"]], ["e2", []]]);
+  assertEquals(importCircles(graph), [["a", "b", "c"]]);
 });

@@ -17,53 +17,10 @@ import {
 } from "./instances/mod.ts";
 import { readRobotConfig, type RobotConfig, SYSELF_SECRET_DIR, syselfFile } from "./robot/mod.ts";
 import { tokenFormatProblem } from "../../hcloud_api/mod.ts";
-import { parseUserLabels } from "./load_balancers/mod.ts";
+import { type LoadBalancerDefaults, parseUserLabels } from "./load_balancers/mod.ts";
+import type { AddressFamily } from "./instances/mod.ts";
 
-/** `HCLOUD_INSTANCES_ADDRESS_FAMILY`. */
-export type AddressFamily = "ipv4" | "ipv6" | "dualstack";
-
-/** Defaults for load balancers (`HCLOUD_LOAD_BALANCERS_*`); `undefined` = not set. */
-export interface LoadBalancerDefaults {
-  enabled: boolean;
-  location?: string;
-  networkZone?: string;
-  type?: string;
-  algorithmType?: "round_robin" | "least_connections";
-  disablePrivateIngress: boolean;
-  usePrivateIp: boolean;
-  disableIpv6: boolean;
-  disablePublicNetwork?: boolean;
-  usesProxyProtocol?: boolean;
-  healthCheckIntervalMs?: number;
-  healthCheckTimeoutMs?: number;
-  healthCheckRetries?: number;
-  privateSubnetIpRange?: string;
-  /**
-   * `HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES`: the namespaces whose Services may name cloud
-   * objects made outside the CCM (uploaded certificates, Primary IPs, balancers to adopt or attach to)
-   * without the object's own consent label; `"*"` (the default, the official CCM's behaviour): all.
-   */
-  externalObjectsNamespaces?: "*" | string[];
-  /** `HCLOUD_LOAD_BALANCERS_LABELS`: labels on every balancer (and managed certificate) created. */
-  labels?: Record<string, string>;
-  /**
-   * `HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS` (ours): a Node that leaves stays a target of every balancer
-   * until a health check with the `HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_*` timing has failed it
-   * (load_balancers/draining.ts).
-   */
-  drainTargets?: boolean;
-  /**
-   * `HCLOUD_LOAD_BALANCERS_KUBE_PROXY_HEALTH_CHECK` (ours): `externalTrafficPolicy: Cluster` balancers
-   * without health-check settings check kube-proxy's `/healthz` on port 10256 instead of the NodePort.
-   */
-  kubeProxyHealthCheck?: boolean;
-  /**
-   * `HCLOUD_LOAD_BALANCERS_TLS_SECRETS` (ours): Services may name `kubernetes.io/tls` Secrets (labelled
-   * for it) whose certificate the CCM uploads and keeps on their HTTPS ports (load_balancers/tls_secrets.ts).
-   * Needs read access to Secrets (the chart's `tlsSecrets.enabled`).
-   */
-  tlsSecrets?: boolean;
-}
+export type { AddressFamily, LoadBalancerDefaults };
 
 /** Everything the hcloud provider reads from the environment. */
 export interface HcloudConfig {

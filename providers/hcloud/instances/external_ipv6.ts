@@ -10,7 +10,7 @@ import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import { parseIp } from "../../../lib/cidr.ts";
 import { ProviderError } from "../../errors.ts";
 import type { ProviderWarning } from "../../provider.ts";
-import type { AddressFamily } from "../config.ts";
+import type { AddressFamily } from "./address_family.ts";
 import { EXTERNAL_IPV6_ANNOTATION } from "../names.ts";
 
 export { EXTERNAL_IPV6_ANNOTATION };

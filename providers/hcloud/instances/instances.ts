@@ -10,7 +10,7 @@ import type { InstanceMetadata, Instances, MachineRecord, MetadataPurpose } from
 import { ProviderError, TerminalError } from "../../errors.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { HcloudClient, ServerInfo } from "../../../hcloud_api/mod.ts";
-import type { AddressFamily } from "../config.ts";
+import type { AddressFamily } from "./address_family.ts";
 import { ipv6HostOne, type ServerCache, type ServerSnapshot } from "../servers/mod.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";

@@ -11,3 +11,4 @@ export {
   parseServerTaintPatterns,
   type ServerTaintPattern,
 } from "./node_labels.ts";
+export type { AddressFamily } from "./address_family.ts";

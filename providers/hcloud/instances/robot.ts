@@ -9,7 +9,7 @@
  */
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
 import type { InstanceMetadata, MachineRecord, ProviderWarning } from "../../provider.ts";
-import type { AddressFamily } from "../config.ts";
+import type { AddressFamily } from "./address_family.ts";
 import type { RobotServerInfo, RobotServers, RobotSnapshot } from "../robot/mod.ts";
 import { applyExternalIpv6 } from "./external_ipv6.ts";
 import { applyAddressOverrides } from "./address_override.ts";

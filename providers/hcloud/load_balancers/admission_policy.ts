@@ -20,7 +20,7 @@ import {
   SHARE_ANNOTATION,
   TLS_SECRET_ANNOTATION,
 } from "../names.ts";
-import { NOT_WITH_SHARE, SHARE_KEY } from "./shared_record.ts";
+import { NOT_WITH_SHARE, SHARE_KEY } from "./share_key.ts";
 import {
   BOOLS,
   CHOICES,

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import type { LoadBalancerDefaults } from "../config.ts";
+import type { LoadBalancerDefaults } from "./defaults.ts";
 import { parseDuration } from "../../../lib/duration.ts";
 import { parseCidr, parseIp } from "../../../lib/cidr.ts";
 import { parseLabelSelector } from "../../../lib/label_selector.ts";
@@ -17,7 +17,7 @@ import {
   SHARE_ANNOTATION,
   TLS_SECRET_ANNOTATION,
 } from "../names.ts";
-import { shareErrors } from "./shared_record.ts";
+import { shareErrors } from "./share_key.ts";
 import { userLabelsFor } from "./user_labels.ts";
 import { trimAscii } from "../../../lib/ascii_space.ts";
 import { quoteValue } from "../../../lib/quote_value.ts";

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../../testing/assert.ts";
 import { earliestStage, HccmStage, parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
-import type { LoadBalancerDefaults } from "../config.ts";
+import type { LoadBalancerDefaults } from "./defaults.ts";
 
 const DEFAULTS: LoadBalancerDefaults = {
   enabled: true,

@@ -1,6 +1,6 @@
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../../testing/assert.ts";
-import type { LoadBalancerDefaults } from "../config.ts";
+import type { LoadBalancerDefaults } from "./defaults.ts";
 import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../names.ts";
 import { parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
 import { desiredServerIds, desiredServices, KUBE_PROXY_HEALTH_PORT } from "./desired.ts";

@@ -21,7 +21,7 @@ import type {
 } from "../../provider.ts";
 import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerDefaults } from "../config.ts";
+import type { LoadBalancerDefaults } from "./defaults.ts";
 import {
   defaultLoadBalancerName,
   earliestStage,

@@ -13,3 +13,4 @@ export { SHARED_STATE } from "./shared.ts";
 export { driftPageSize } from "./drift.ts";
 export { HcloudLoadBalancers } from "./load_balancers.ts";
 export { parseUserLabels } from "./user_labels.ts";
+export type { LoadBalancerDefaults } from "./defaults.ts";

@@ -1,6 +1,6 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../../testing/assert.ts";
-import type { LoadBalancerDefaults } from "../config.ts";
+import type { LoadBalancerDefaults } from "./defaults.ts";
 import { parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
 import { desiredServices } from "./desired.ts";
 import { PORT_ANNOTATION_PREFIX as PORT } from "./port_settings.ts";

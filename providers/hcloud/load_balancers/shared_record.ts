@@ -16,51 +16,15 @@ import type { Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./annotations.ts";
 import { type DesiredService, serviceDiffers } from "./desired.ts";
 import { type LbAction, planLabelTarget } from "./plan.ts";
-import { quoteValue } from "../../../lib/quote_value.ts";
 import {
   CLUSTER_ID_LABEL,
-  LB_ANNOTATION_PREFIX,
   SERVICE_NAMESPACE_LABEL,
-  SHARE_ANNOTATION,
   SHARE_LABEL,
   SHARE_PORT_LABEL_PREFIX,
   SHARE_SETTINGS_LABEL,
 } from "../names.ts";
 
 type LB = Schemas["load_balancer"];
-
-/** What a share key may be: a DNS label short enough to name a balancer with its namespace. */
-export const SHARE_KEY = {
-  pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
-  maxLength: 40,
-  what: "share key (lower-case letters, digits and '-', at most 40 characters)",
-};
-
-/** Annotations that cannot be set with a share key (the balancer is no single Service's). */
-export const NOT_WITH_SHARE = [
-  "attach-to",
-  "adopt-existing",
-  "node-selector",
-  "public-net-ipv4",
-  "public-net-ipv6",
-] as const;
-
-/** What is wrong with a share key and the annotations beside it (`present`: whether one is set). */
-export function shareErrors(key: string, present: (name: string) => boolean): string[] {
-  const errors: string[] = [];
-  if (key.length > SHARE_KEY.maxLength || !SHARE_KEY.pattern.test(key)) {
-    errors.push(`annotation ${SHARE_ANNOTATION}: ${quoteValue(key)} is not a valid ${SHARE_KEY.what}`);
-  }
-  const clash = NOT_WITH_SHARE.filter(present);
-  if (clash.length) {
-    errors.push(
-      `annotation ${SHARE_ANNOTATION}: the balancer is shared, so ${
-        clash.map((n) => LB_ANNOTATION_PREFIX + n).join(", ")
-      } cannot be set with it (a shared balancer targets the eligible Nodes of the cluster and is made by the CCM)`,
-    );
-  }
-  return errors;
-}
 
 /** The labels that find a namespace's shared balancers of this cluster (with a key: one of them). */
 export function shareSelector(clusterId: string, namespace: string, key?: string): string {

@@ -1,7 +1,7 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../../testing/assert.ts";
 import { parseLoadBalancerSpec } from "./annotations.ts";
-import type { LoadBalancerDefaults } from "../config.ts";
+import type { LoadBalancerDefaults } from "./defaults.ts";
 import type { DesiredService } from "./desired.ts";
 import type { components } from "../../../hcloud_api/mod.ts";
 import { sharedAlive } from "./shared.ts";
