@@ -13,8 +13,8 @@ import {
   settingsDigest,
   sharedLabels,
   sharedName,
-  shareErrors,
 } from "./shared_record.ts";
+import { shareErrors } from "./share_key.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const DEFAULTS: LoadBalancerDefaults = {

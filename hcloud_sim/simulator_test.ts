@@ -5,8 +5,8 @@
  */
 import { assert, assertEquals, assertMatch } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { applySeed } from "../hcloud_sim/control.ts";
-import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
+import { applySeed } from "./control.ts";
+import { EXAMPLE_CERT, EXAMPLE_KEY } from "../tests/fixtures/example_com.ts";
 
 const NETWORK_SEED = {
   networks: [{

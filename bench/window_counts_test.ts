@@ -1,5 +1,5 @@
 import { assertEquals } from "../testing/assert.ts";
-import { windowCounts } from "./steady_state.ts";
+import { windowCounts } from "./window_counts.ts";
 
 Deno.test("steady state window: a full list counts whole where it starts, never in part", () => {
   const list = (at: number, pages: number) =>

@@ -5,8 +5,8 @@
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
-import { applySeed } from "../hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN } from "./simulator.ts";
+import { applySeed } from "./control.ts";
 
 const SPEC = JSON.parse(
   await Deno.readTextFile(new URL("../hcloud_api/openapi.json", import.meta.url)),

@@ -10,10 +10,13 @@
  *   code (controllers, `kube/`, the contract) imports a cloud's API room (its errors included).
  * - A folder with a `mod.ts` is a room: from outside, only its `mod.ts` is imported.
  * - No circles: no file reaches itself through imports (type imports and re-exports included).
+ * - Two tiers of tests: `tests/` runs real components (kube-apiserver, kubelets, helm, the CCM as a
+ *   process); a `*_test.ts` anywhere else is in `deno task test:unit` and imports none of the helpers
+ *   that start them.
  */
-import { assertEquals } from "../testing/assert.ts";
+import { assertEquals } from "./testing/assert.ts";
 
-const ROOT = new URL("../", import.meta.url);
+const ROOT = new URL(".", import.meta.url);
 const SKIP_DIRS = new Set([".git", "node_modules", "hccm_golden", "dist", ".tools"]);
 const IMPORT =
   /(?:^|[\s;])(?:import|export)\s[^"';]*?from\s*["'](\.{1,2}\/[^"']+)["']|import\s*\(\s*["'](\.{1,2}\/[^"']+)["']/g;
@@ -141,4 +144,45 @@ Deno.test("layout: no import circles, type imports included", () => {
 Deno.test("layout: the circle finder finds circles (a self-check)", () => {
   const graph = new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]], ["e", ["e2"]], ["e2", []]]);
   assertEquals(importCircles(graph), [["a", "b", "c"]]);
+});
+
+/** The helpers that start a real component (an apiserver, a kubelet, helm, the CCM as a process). */
+const REAL_COMPONENTS = [
+  "testing/kube_cluster.ts",
+  "testing/ccm_harness.ts",
+  "testing/ccm_process.ts",
+  "testing/kubelet.ts",
+  "testing/kube_proxy.ts",
+  "testing/kube_controller_manager.ts",
+  "testing/containerd.ts",
+  "testing/helm.ts",
+  "testing/go_program.ts",
+  "testing/e2e_scenario.ts",
+  "testing/drain_scenario.ts",
+  "testing/fault_scenario.ts",
+];
+
+/** Everything `file` reaches through imports of ours. */
+function reach(file: string, graph: Map<string, string[]>, seen = new Set<string>()): Set<string> {
+  for (const next of graph.get(file) ?? []) {
+    if (!seen.has(next)) {
+      seen.add(next);
+      reach(next, graph, seen);
+    }
+  }
+  return seen;
+}
+
+Deno.test("layout: tests outside tests/ (the unit tier) start no real component", () => {
+  const graph = new Map(sources().map((f) => [f, importsOf(f)]));
+  const problems: string[] = [];
+  for (const file of graph.keys()) {
+    if (!file.endsWith("_test.ts") || file.startsWith("tests/")) continue;
+    const reached = reach(file, graph);
+    for (const helper of REAL_COMPONENTS) {
+      if (reached.has(helper)) problems.push(`${file} reaches ${helper}: it belongs in tests/`);
+    }
+  }
+  assertEquals(problems, []);
+  for (const helper of REAL_COMPONENTS) assertEquals(graph.has(helper), true, `${helper} exists`);
 });

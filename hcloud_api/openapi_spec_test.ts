@@ -5,7 +5,7 @@
  */
 import { assertEquals, assertMatch } from "../testing/assert.ts";
 
-const DIR = new URL("../hcloud_api/", import.meta.url);
+const DIR = new URL(".", import.meta.url);
 
 async function sha256(url: URL): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(url));

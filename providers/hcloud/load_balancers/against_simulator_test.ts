@@ -3,14 +3,14 @@
  * the environment defaults, and minimal diffs.
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals, assertRejects } from "../testing/assert.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { applySeed } from "../hcloud_sim/control.ts";
-import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
-import { HcloudProvider, readHcloudConfig } from "../providers/hcloud/mod.ts";
-import { rootCause, TerminalError } from "../providers/errors.ts";
-import { Registry } from "../lib/metrics.ts";
-import { EXAMPLE_CERT, EXAMPLE_KEY } from "./fixtures/example_com.ts";
+import { assert, assertEquals, assertRejects } from "../../../testing/assert.ts";
+import { startTestSim } from "../../../testing/sim_harness.ts";
+import { applySeed } from "../../../hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN } from "../../../hcloud_sim/simulator.ts";
+import { HcloudProvider, readHcloudConfig } from "../mod.ts";
+import { rootCause, TerminalError } from "../../errors.ts";
+import { Registry } from "../../../lib/metrics.ts";
+import { EXAMPLE_CERT, EXAMPLE_KEY } from "../../../tests/fixtures/example_com.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 let uidCounter = 0;

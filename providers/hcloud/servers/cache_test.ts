@@ -3,12 +3,12 @@
  * are read by ID, changes without one wait for the slow full list or a direct read, and a log that
  * cannot be read falls back to a full list.
  */
-import { assert, assertEquals } from "../testing/assert.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { ActionWaiter, HcloudClient } from "../hcloud_api/mod.ts";
-import { hcloudContext, HcloudInstances, ServerCache } from "../providers/hcloud/mod.ts";
-import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
-import { Registry } from "../lib/metrics.ts";
+import { assert, assertEquals } from "../../../testing/assert.ts";
+import { startTestSim } from "../../../testing/sim_harness.ts";
+import { ActionWaiter, HcloudClient } from "../../../hcloud_api/mod.ts";
+import { hcloudContext, HcloudInstances, ServerCache } from "../mod.ts";
+import { DEFAULT_SIM_TOKEN } from "../../../hcloud_sim/simulator.ts";
+import { Registry } from "../../../lib/metrics.ts";
 
 Deno.test("server cache (actions): action-logged changes are read by ID; labels wait for the full list; a failing log falls back", async () => {
   const t = await startTestSim();

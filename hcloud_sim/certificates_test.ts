@@ -3,7 +3,7 @@
  */
 import { assertEquals } from "../testing/assert.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
-import { EXAMPLE_CERT, EXAMPLE_KEY, RENEWED_CERT } from "./fixtures/example_com.ts";
+import { EXAMPLE_CERT, EXAMPLE_KEY, RENEWED_CERT } from "../tests/fixtures/example_com.ts";
 import { X509Certificate } from "node:crypto";
 
 Deno.test("simulator: an uploaded certificate carries its own domains, fingerprint and validity; bad PEM is refused", async () => {
