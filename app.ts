@@ -56,6 +56,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     cloud: boolean;
     synced: boolean;
     leading: boolean;
+    apiserverProblem?: string;
     cloudProblem?: string;
   } = { apiserver: false, cloud: false, synced: false, leading: false };
   const elector = flags.leaderElect
@@ -93,7 +94,10 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
         },
         health: [{ name: "ping", check: () => undefined }],
         ready: [
-          { name: "kube-apiserver", check: () => state.apiserver ? undefined : "not reached yet" },
+          {
+            name: "kube-apiserver",
+            check: () => state.apiserver ? undefined : state.apiserverProblem ?? "not reached yet",
+          },
           {
             name: "cloud",
             check: () =>
@@ -155,14 +159,14 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
   );
   let exitCode = 0;
   try {
-    await retryUntil(signal, "reach the Kubernetes API at " + options.connection.server, async () => {
+    await retryUntil(signal, "reach the Kubernetes API", async () => {
       const res = await transport.send({ method: "GET", path: "/version", verb: "get", signal });
       await res.body?.cancel();
       // Any HTTP answer proves reachability; a 401/403 here means bad credentials, worth retrying loudly.
       if (res.status === 401 || res.status === 403) {
         throw new Error(`credentials rejected (HTTP ${res.status})`);
       }
-    });
+    }, (message) => state.apiserverProblem = message);
     state.apiserver = true;
     // The provider's view of the cluster: its identity, and the Services of the current
     // leadership term's informer (the service controller lists them before it calls the provider).

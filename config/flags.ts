@@ -9,6 +9,7 @@ import { parseCidr, parseIp } from "../lib/cidr.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../lib/log.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
 import { UPSTREAM_FLAG_NAMES, upstreamFlag } from "./upstream_flags.ts";
+import { ENV_VARS } from "./env.ts";
 
 type FlagType = "string" | "bool" | "int" | "float" | "duration" | "list";
 
@@ -414,7 +415,12 @@ export function helpText(): string {
       : Array.isArray(f.default)
       ? f.default.join(",")
       : String(f.default);
-    const shown = f.type === "bool" || def === "" ? "" : ` (default ${JSON.stringify(def)})`;
+    // As upstream's help: a boolean shows its default only when it is true.
+    const shown = f.type === "bool"
+      ? (f.default === true ? " (default true)" : "")
+      : def === ""
+      ? ""
+      : ` (default ${JSON.stringify(def)})`;
     lines.push(`  --${f.name}${f.type === "bool" ? "" : ` ${f.type}`}`, `      ${f.help}${shown}`);
   }
   lines.push(
@@ -422,7 +428,9 @@ export function helpText(): string {
     "Accepted without effect, for manifests written for the official CCM (logged once at startup):",
     ...wrap(UPSTREAM_FLAG_NAMES.map((n) => `--${n}`), 100).map((l) => `  ${l}`),
     "",
-    "Cloud settings come from the official Hetzner CCM's environment variables (HCLOUD_TOKEN, ...).",
+    "Environment: cloud settings under the official Hetzner CCM's names (meanings and defaults: README,",
+    '"Configuration reference"); KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT and HOME locate the cluster:',
+    ...wrap([...ENV_VARS], 100).map((l) => `  ${l}`),
   );
   return lines.join("\n");
 }

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../testing/assert.ts";
 import { FLAGS, type Flags, helpText, parseFlags } from "./flags.ts";
+import { ENV_VARS } from "./env.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
 import { resolveControllers } from "./controllers_flag.ts";
 
@@ -97,6 +98,14 @@ Deno.test("flags: --help lists every flag with its default", () => {
   assert(help.includes("--node-status-update-frequency duration"));
   assert(help.includes('(default "5m0s")'));
   assert(help.includes('(default "cloud-controller-manager")'));
+  // A boolean that defaults to true says so; every flag's default is shown once.
+  assert(help.includes("Create routes for pod CIDRs in the cloud network (default true)"), help);
+  for (const f of FLAGS.filter((f) => f.type === "bool" && f.default === true)) {
+    const entry = help.split(`  --${f.name}\n`)[1]?.split("\n")[0] ?? "";
+    assert(entry.endsWith("(default true)"), `--${f.name}: ${entry}`);
+  }
+  // Every variable the CCM reads is listed by its full name.
+  for (const name of ENV_VARS) assert(new RegExp(`\\b${name}\\b`).test(help), name);
 });
 
 Deno.test("durations: Go syntax", () => {

@@ -12,6 +12,7 @@ import { logger } from "../lib/log.ts";
 import { currentPriority, RESERVE } from "../lib/priority.ts";
 import { withCurrent } from "../lib/cancellation.ts";
 import { CloudApiError } from "./errors.ts";
+import { describeNetworkError } from "../lib/network_error.ts";
 
 /** The contract: any `fetch`-like function. Tests may swap it. */
 export type HcloudTransport = (request: Request) => Promise<Response>;
@@ -92,6 +93,9 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
     "Time requests waited for budget, by priority.",
   );
   const state: InstrumentedTransport = { rateLimit: undefined, send: () => Promise.reject() };
+  // Since when no request got an answer (undefined: the last one did): the first failure of a streak
+  // is logged at once, naming the endpoint and the cause; the retries that follow are not.
+  let unreachableSince: number | undefined;
   /** After a 429, no request is sent before this moment (ms since epoch). */
   let pausedUntil = 0;
 
@@ -168,6 +172,18 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         failure = err instanceof Error && /header/i.test(err.message) ? new TypeError(HEADER_REFUSED) : err;
       } finally {
         inFlight?.add({}, -1);
+      }
+      if (response) unreachableSince = undefined;
+      else if (!(failure instanceof TypeError && failure.message === HEADER_REFUSED)) {
+        const origin = new URL(original.url).origin;
+        failure = new CloudApiError(
+          `${original.method} ${endpoint}: cannot reach ${origin}: ${describeNetworkError(failure)}`,
+          { status: 0, code: "connection_failed", cause: failure },
+        );
+        if (unreachableSince === undefined) {
+          unreachableSince = Date.now();
+          log.warning("{error}; retrying", { error: (failure as Error).message });
+        }
       }
       const code = response?.status ?? 0;
       requests?.inc({ code: String(code), method: original.method.toLowerCase(), api_endpoint: endpoint });

@@ -28,18 +28,56 @@ export const DEMO_SEED: SeedState = {
   ],
 };
 
+/** `deno task sim --help`. */
+export const SIM_USAGE = `Usage: deno task sim [options]
+
+A local Hetzner Cloud API (and Robot webservice) with a seeded demo project: a network "k8s" and three
+servers. Point clients at HCLOUD_ENDPOINT=http://<hostname>:<port>/v1 with the token it prints (Robot:
+<url>/robot with the printed credentials); test hooks (seeding, power, faults, audit) under /_sim/.
+
+Options:
+  --port number             port to listen on (default 8080)
+  --hostname host           address to listen on (default 127.0.0.1)
+  --seed file.json          the project to start with instead of the demo (servers, networks,
+                            load_balancers, certificates, robot_servers, ...)
+  --action-duration d       how long cloud actions run (default 1s)
+  --latency d               added to every API request (default 0s)
+  --token string            the accepted API token (default: the simulator's fixed token)
+  -h, --help                this text`;
+
+/** The command line, or the usage text (with an error) when it cannot be read. */
+export function parseSimArgs(args: string[]): { values: Record<string, string | undefined> } | {
+  usage: string;
+  code: number;
+} {
+  try {
+    const { values } = parseArgs({
+      args,
+      options: {
+        port: { type: "string", default: "8080" },
+        hostname: { type: "string", default: "127.0.0.1" },
+        seed: { type: "string" },
+        "action-duration": { type: "string", default: "1s" },
+        latency: { type: "string", default: "0s" },
+        token: { type: "string", default: DEFAULT_SIM_TOKEN },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+    if (values.help) return { usage: SIM_USAGE, code: 0 };
+    const { help: _, ...rest } = values;
+    return { values: rest };
+  } catch (err) {
+    return { usage: `sim: ${(err as Error).message}\n\n${SIM_USAGE}`, code: 2 };
+  }
+}
+
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: Deno.args,
-    options: {
-      port: { type: "string", default: "8080" },
-      hostname: { type: "string", default: "127.0.0.1" },
-      seed: { type: "string" },
-      "action-duration": { type: "string", default: "1s" },
-      latency: { type: "string", default: "0s" },
-      token: { type: "string", default: DEFAULT_SIM_TOKEN },
-    },
-  });
+  const parsed = parseSimArgs(Deno.args);
+  if ("usage" in parsed) {
+    (parsed.code ? console.error : console.log)(parsed.usage);
+    Deno.exit(parsed.code);
+  }
+  const { values } = parsed;
   const actionMs = parseDuration(values["action-duration"]!);
   const latencyMs = parseDuration(values.latency!);
   if (actionMs === undefined || latencyMs === undefined || !/^\d+$/.test(values.port!)) {

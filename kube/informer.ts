@@ -119,6 +119,9 @@ export class Informer<T> {
     return [...this.#cache.values()];
   }
 
+  /** Watches renewed after the watchdog's period without an event (quiet, not failed). */
+  watchRenewals = 0;
+
   /** The resourceVersion the next watch resumes from. */
   get resourceVersion(): string {
     return this.#resourceVersion;
@@ -236,15 +239,27 @@ export class Informer<T> {
         if (event.type !== "BOOKMARK") this.#apply(event.type, object);
         if (version) this.#resourceVersion = version;
       }
+      if (silent && !outer.aborted) this.#renewing(watchdogMs);
     } catch (err) {
-      if (silent && !outer.aborted) {
-        throw new Error(`no event for ${watchdogMs} ms; restarting the watch`, { cause: err });
-      }
+      // A stream without a single event or bookmark for the watchdog's period is renewed from the
+      // same resourceVersion. Routine in a quiet cluster (the apiserver sends bookmarks only while
+      // its resourceVersion moves), so neither a failure nor a warning: a stream that is really
+      // broken fails on the renewal, and that is reported.
+      if (silent && !outer.aborted) return this.#renewing(watchdogMs);
       throw err;
     } finally {
       clearTimeout(watchdog);
       outer.removeEventListener("abort", stop);
     }
+  }
+
+  /** A watch ended by the watchdog: counted and logged at debug level only. */
+  #renewing(watchdogMs: number): void {
+    this.watchRenewals++;
+    this.#log.debug("no event for {ms} ms; renewing the watch from resourceVersion {rv}", {
+      ms: watchdogMs,
+      rv: this.#resourceVersion,
+    });
   }
 
   #apply(type: "ADDED" | "MODIFIED" | "DELETED", object: T): void {

@@ -187,7 +187,22 @@ export class LeaderElector {
           resourceVersion: lease.metadata?.resourceVersion ?? "",
           at: Date.now(),
         };
-        if (holder && holder !== seen?.holder) callbacks.onNewLeader?.(holder);
+        if (holder && holder !== seen?.holder) {
+          callbacks.onNewLeader?.(holder);
+          // A standby says so once per leader (the chart runs two replicas: half the logs are this).
+          if (holder !== this.identity) {
+            this.#log.info(
+              "standing by: lease {ns}/{name} is held by {holder}; {identity} takes over when it is not renewed for {seconds} s",
+              {
+                ns: this.namespace,
+                name: this.name,
+                holder,
+                identity: this.identity,
+                seconds: spec.leaseDurationSeconds ?? 15,
+              },
+            );
+          }
+        }
       }
       const durationMs = (spec.leaseDurationSeconds ?? 15) * 1000;
       if (holder && holder !== this.identity && this.#observed!.at + durationMs > Date.now()) return false;

@@ -9,6 +9,7 @@ import type { ClusterConnection } from "./kubeconfig.ts";
 import { KubeApiError } from "./errors.ts";
 import { TokenBucket } from "../lib/token_bucket.ts";
 import type { Registry } from "../lib/metrics.ts";
+import { describeNetworkError } from "../lib/network_error.ts";
 
 /** One HTTP request to the apiserver. */
 export interface KubeRequest {
@@ -143,10 +144,13 @@ export class HttpTransport implements KubeTransport {
     } catch (err) {
       this.#requests?.inc({ verb: request.verb ?? request.method.toLowerCase(), code: "0" });
       if (request.signal?.aborted) throw request.signal.reason;
-      const message = err instanceof Error ? err.message : String(err);
-      throw new KubeApiError(label, 0, "ConnectionFailed", `${message} (server ${this.#conn.server})`, {
-        cause: err,
-      });
+      throw new KubeApiError(
+        label,
+        0,
+        "ConnectionFailed",
+        `cannot reach ${this.#conn.server}: ${describeNetworkError(err)}`,
+        { cause: err },
+      );
     } finally {
       clearTimeout(timer);
     }

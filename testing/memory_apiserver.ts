@@ -202,10 +202,11 @@ export class MemoryApiserver implements KubeTransport {
           },
         };
         this.#watchers.add(watcher);
+        // As fetch's body does: an aborted request's stream fails with the abort's reason.
         signal?.addEventListener("abort", () => {
           this.#watchers.delete(watcher);
           try {
-            controller.close();
+            controller.error(signal.reason);
           } catch { /* closed */ }
         }, { once: true });
       },

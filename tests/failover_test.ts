@@ -45,6 +45,13 @@ Deno.test({
       const leader = leaderAgent.includes(`pid ${a.child.pid}`) ? a : b;
       const standby = leader === a ? b : a;
       assert(leaderAgent.includes(`pid ${leader.child.pid}`));
+      // The standby says whose lease it waits for (once), the leader does not.
+      assert(
+        /standing by: lease kube-system\/cloud-controller-manager is held by \S+; \S+ takes over when it is not renewed for 15 s/
+          .test(standby.output()),
+        standby.output(),
+      );
+      assert(!leader.output().includes("standing by"), leader.output());
 
       const killed = Date.now();
       leader.child.kill("SIGKILL");

@@ -129,7 +129,7 @@ Deno.test({
   },
 });
 
-Deno.test("main: an unreachable apiserver is retried with backoff and /readyz stays false", async () => {
+Deno.test("main: an unreachable apiserver is logged at once naming URL and cause, retried, and /readyz says why", async () => {
   const dir = await Deno.makeTempDir();
   const t = await startTestSim();
   try {
@@ -153,10 +153,13 @@ Deno.test("main: an unreachable apiserver is retried with backoff and /readyz st
       async () => (await p.get("/healthz").catch(() => ({ status: 0 }))).status === 200,
       20_000,
     );
-    await eventually(() => (p.output().match(/cannot reach the Kubernetes API/g)?.length ?? 0) >= 2, 20_000);
+    const why =
+      `cannot reach the Kubernetes API: GET /version: cannot reach https://127.0.0.1:${deadPort}: ` +
+      "connection refused (tcp connect error: Connection refused";
+    await eventually(() => (p.output().split(why).length - 1) >= 2, 20_000);
     const ready = await p.get("/readyz");
     assertEquals(ready.status, 503);
-    assertMatch(ready.text, /\[-\]kube-apiserver failed: not reached yet/);
+    assert(ready.text.includes(`[-]kube-apiserver failed: ${why}`), ready.text);
     p.child.kill("SIGTERM");
     assertEquals((await p.status).code, 0);
   } finally {
@@ -183,6 +186,31 @@ Deno.test({
         /HCLOUD_TOKEN: rejected by the Hetzner API at http:\/\/127\.0\.0\.1:\d+\/v1 \(401/,
       );
       assert(!wrong.output().includes("x".repeat(64)), "never the token");
+
+      // An unreachable cloud API: logged at its first failure (not after the retries), naming the
+      // endpoint and the cause, and /readyz says the same.
+      const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const deadPort = (closed.addr as Deno.NetAddr).port;
+      closed.close();
+      const unreachable = spawnCcm(
+        [`--kubeconfig=${cluster.kubeconfigPath}`, "--leader-elect=false"],
+        { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: `http://127.0.0.1:${deadPort}/v1` },
+      );
+      try {
+        const why = `GET /locations: cannot reach http://127.0.0.1:${deadPort}: connection refused`;
+        const started = Date.now();
+        await eventually(() => unreachable.output().includes(why), 20_000);
+        const firstLogMs = Date.now() - started;
+        await eventually(async () => {
+          const ready = await unreachable.get("/readyz").catch(() => ({ status: 0, text: "" }));
+          return ready.status === 503 && ready.text.includes(`[-]cloud failed: cannot initialize`) &&
+            ready.text.includes(why);
+        }, 60_000);
+        console.log(`unreachable cloud API: named in the log after ${firstLogMs} ms`);
+      } finally {
+        unreachable.child.kill("SIGTERM");
+        await unreachable.status;
+      }
 
       const holder = Deno.listen({ hostname: "127.0.0.1", port: 0 });
       const port = (holder.addr as Deno.NetAddr).port;

@@ -9,6 +9,7 @@
 import type { Schemas } from "../../../hcloud_api/mod.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 import { SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+import { SHARE_LABEL } from "../names.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -60,7 +61,10 @@ export function allUnhealthy(lb: Pick<LB, "targets" | "services">): string | und
 /** One balancer's target health, taken from the API's answer before its details are dropped. */
 export interface BalancerHealth {
   name: string;
-  /** `namespace/name` of its Service (or the owner UID, for a balancer without identity labels). */
+  /**
+   * `namespace/name` of its Service, `namespace/shared:<key>` for a shared balancer, or the owner UID
+   * for a balancer without identity labels.
+   */
   service: string;
   health: TargetHealth;
 }
@@ -69,7 +73,13 @@ export interface BalancerHealth {
 export function balancerHealth(lb: Pick<LB, "name" | "labels" | "targets">): BalancerHealth {
   const labels = lb.labels ?? {};
   const namespace = labels[SERVICE_NAMESPACE_LABEL];
-  const service = namespace ? `${namespace}/${labels[SERVICE_NAME_LABEL]}` : labels[SERVICE_UID_LABEL] ?? "";
+  const name = labels[SERVICE_NAME_LABEL];
+  // A shared balancer serves several Services of its namespace: it is named by its share key.
+  const service = namespace && name
+    ? `${namespace}/${name}`
+    : namespace && labels[SHARE_LABEL]
+    ? `${namespace}/shared:${labels[SHARE_LABEL]}`
+    : labels[SERVICE_UID_LABEL] ?? "";
   return { name: lb.name, service, health: targetHealth(lb) };
 }
 

@@ -1,5 +1,5 @@
 import { assertEquals } from "../../../testing/assert.ts";
-import { allUnhealthy, targetHealth } from "./target_health.ts";
+import { allUnhealthy, balancerHealth, targetHealth } from "./target_health.ts";
 
 const status = (s: string) => [{ listen_port: 80, status: s }];
 const lb = (statuses: string[], check = { protocol: "http", port: 10256, http: { path: "/healthz" } }) =>
@@ -29,4 +29,12 @@ Deno.test("target health: counts, and a balancer none of whose targets passes it
     allUnhealthy(lb(["unhealthy"], { protocol: "tcp", port: 30080 } as never))?.includes("tcp on port 30080"),
     true,
   );
+});
+
+Deno.test("target health: the metric names a Service, a shared balancer's share key, or the owner's UID", () => {
+  const named = (labels: Record<string, string>) =>
+    balancerHealth({ name: "lb", labels, targets: [] }).service;
+  assertEquals(named({ "deno-ccm/service-namespace": "shop", "deno-ccm/service-name": "web" }), "shop/web");
+  assertEquals(named({ "deno-ccm/service-namespace": "shop", "deno-ccm/share": "edge" }), "shop/shared:edge");
+  assertEquals(named({ "hcloud-ccm/service-uid": "u-1" }), "u-1");
 });

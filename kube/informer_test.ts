@@ -1,0 +1,34 @@
+import { assert, assertEquals } from "../testing/assert.ts";
+import { MemoryApiserver } from "../testing/memory_apiserver.ts";
+import { eventually } from "../testing/helpers.ts";
+import { setupLogging } from "../lib/log.ts";
+import { KubeClient } from "./client.ts";
+import { Informer } from "./informer.ts";
+import { NODES } from "./resources.ts";
+
+Deno.test("informer: a watch silent past the watchdog is renewed quietly, from where it was, and keeps working", async () => {
+  const lines: string[] = [];
+  setupLogging({ level: "info", format: "text", write: (line) => lines.push(line) });
+  const apiserver = new MemoryApiserver();
+  apiserver.seed("nodes", { metadata: { name: "a" } });
+  const informer = new Informer(new KubeClient(apiserver), NODES, { watchdogMs: 100 });
+  const health: unknown[] = [];
+  informer.onHealth((error) => health.push(error));
+  const stop = new AbortController();
+  const run = informer.run(stop.signal);
+  try {
+    await eventually(() => Promise.resolve(informer.watchRenewals >= 3), 5_000);
+    const watches = apiserver.requests.filter((r) => r.startsWith("watch")).length;
+    assert(watches >= 3, `${watches} watches`);
+    assertEquals(informer.listCount, 1, "renewed from the resourceVersion, never relisted");
+    apiserver.seed("nodes", { metadata: { name: "b" } });
+    await eventually(() => Promise.resolve(informer.list().length === 2), 5_000);
+  } finally {
+    stop.abort();
+    await run;
+    apiserver.close();
+  }
+  assertEquals(health, [], "a quiet watch is not a failure");
+  assertEquals(lines.filter((l) => /WARN|ERROR/.test(l)), [], "nor a warning");
+  setupLogging({ level: "error", format: "text" });
+});
