@@ -19,6 +19,7 @@ import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
 import { INSTANCE_TYPE_LABELS, REGION_LABELS, UNINITIALIZED_TAINT, ZONE_LABELS } from "../kube/well_known.ts";
+import { installAdmissionPolicy, localHints } from "./local_cluster_extras.ts";
 
 const once = Deno.args.includes("--once");
 const DEADLINE_MS = 120_000;
@@ -43,6 +44,8 @@ const ccm = await startCcm(
   },
 );
 try {
+  // The chart's admission policy, as `kubectl apply -k deploy` installs it: try a bad annotation.
+  await installAdmissionPolicy(cluster);
   for (const [i, name] of ["control-plane", "worker-1", "worker-2"].entries()) {
     await registerNode(client, name, { podCIDRs: [`10.244.${i}.0/24`] });
   }
@@ -144,4 +147,6 @@ function render(
   ));
   console.log();
   console.log(table(["ROUTE", "GATEWAY"], routes.map((r) => [r.destination, r.gateway])));
+  // What to try next, under the table (it is redrawn every second).
+  if (!once) console.log(["", ...localHints(cluster, sim.endpoint)].join("\n"));
 }

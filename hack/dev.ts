@@ -3,8 +3,9 @@
  *
  * - By default, always: the embedded local cluster — a kube-apiserver + etcd (testing/kube_cluster.ts),
  *   the Hetzner API simulator with a demo project, Nodes for the demo servers, and the CCM against
- *   both. An exported `KUBECONFIG`, `HCLOUD_TOKEN` or `ROBOT_*` is not used (and said so): the
- *   README's own steps export `KUBECONFIG`, and a token exported for the hcloud CLI is production.
+ *   both, with the chart's admission policy. An exported `KUBECONFIG`, `HCLOUD_TOKEN`, endpoint or Robot
+ *   credential is not used (and said so): the README's own steps export `KUBECONFIG`, and a token
+ *   exported for the hcloud CLI is production. Settings pass (opt-in features can be tried).
  * - With `--real-cluster`: `main.ts` with the given flags against the cluster the kubeconfig names
  *   (`--kubeconfig`, `KUBECONFIG`, in-cluster) and the cloud project of `HCLOUD_TOKEN`, after naming
  *   both. `--kubeconfig` without `--real-cluster` is refused (exit 2), never guessed.
@@ -20,6 +21,7 @@ import { applySeed } from "../hcloud_sim/control.ts";
 import { DEMO_SEED } from "../hcloud_sim/main.ts";
 import { resolveConnection } from "../kube/kubeconfig.ts";
 import { readSecretFile } from "../lib/secret_file.ts";
+import { installAdmissionPolicy, localHints } from "./local_cluster_extras.ts";
 
 const REAL = "--real-cluster";
 const args = Deno.args.filter((a) => a !== REAL);
@@ -27,12 +29,18 @@ const real = Deno.args.includes(REAL);
 const env = Deno.env.toObject();
 const main = new URL("../main.ts", import.meta.url).pathname;
 
+/**
+ * What names a real cluster or cloud project (where, and with which credentials): set aside for the
+ * local cluster. Settings (`HCLOUD_LOAD_BALANCERS_TLS_SECRETS=true`, say) pass, so opt-in features can
+ * be tried here.
+ */
+const REACHES_REAL =
+  /^(KUBECONFIG|KUBERNETES_SERVICE_HOST|KUBERNETES_SERVICE_PORT|HCLOUD_TOKEN|HCLOUD_TOKEN_FILE|HCLOUD_ENDPOINT|HCLOUD_NETWORK|ROBOT_USER|ROBOT_USER_NAME|ROBOT_USER_FILE|ROBOT_PASSWORD|ROBOT_PASSWORD_FILE|ROBOT_ENDPOINT)$/;
+
 /** `env`, or for the local cluster only what cannot reach a real cluster or project. */
 function childEnv(local: boolean, extra: Record<string, string>): Record<string, string> {
   if (!local) return { ...env, ...extra };
-  const kept = Object.entries(env).filter(([k]) =>
-    !/^(HCLOUD_|ROBOT_|KUBECONFIG$|KUBERNETES_SERVICE_)/.test(k)
-  );
+  const kept = Object.entries(env).filter(([k]) => !REACHES_REAL.test(k));
   return { ...Object.fromEntries(kept), ...extra };
 }
 
@@ -70,7 +78,7 @@ if (args.some((a) => a === "--kubeconfig" || a.startsWith("--kubeconfig="))) {
   );
   Deno.exit(2);
 }
-const ignored = Object.keys(env).filter((k) => /^(HCLOUD_|ROBOT_|KUBECONFIG$)/.test(k)).sort();
+const ignored = Object.keys(env).filter((k) => REACHES_REAL.test(k)).sort();
 if (ignored.length) {
   console.error(
     `deno task dev: not used here (the local cluster and simulator): ${ignored.join(", ")}; ` +
@@ -94,14 +102,23 @@ try {
   for (const [i, server] of [...sim.world.servers.values()].entries()) {
     await registerNode(client, server.name, { podCIDRs: [`10.244.${i}.0/24`] });
   }
+  const policy = await installAdmissionPolicy(cluster);
   console.error(`kubeconfig: ${cluster.kubeconfigPath}`);
-  console.error(`simulator:  HCLOUD_ENDPOINT=${sim.endpoint} (control API ${sim.url}/_sim/state)`);
+  console.error(`admission policy (from deploy/ccm.yaml): ${policy.join(", ")}`);
+  for (const line of localHints(cluster, sim.endpoint)) console.error(line);
+  console.error(`simulator control API: ${sim.url}/_sim/state`);
+  // Robot, when asked for: the simulator's Robot webservice and its credentials.
+  const [robotUser, robotPassword] = [...sim.robot.credentials][0].split(":");
+  const robot: Record<string, string> = /^(1|true)$/i.test(env.ROBOT_ENABLED ?? "")
+    ? { ROBOT_ENDPOINT: sim.robotEndpoint, ROBOT_USER: robotUser, ROBOT_PASSWORD: robotPassword }
+    : {};
   const code = await runCcm([`--kubeconfig=${cluster.kubeconfigPath}`, "--cluster-cidr=10.244.0.0/16"], {
     HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
     HCLOUD_ENDPOINT: sim.endpoint,
     HCLOUD_NETWORK: "k8s",
     HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
     HCLOUD_METRICS_ADDRESS: "127.0.0.1:8233",
+    ...robot,
   }, true);
   Deno.exitCode = code;
 } finally {

@@ -5,7 +5,7 @@
 # Installs etcd with apt-get when running as root; otherwise says what to install. Prints nothing when
 # everything is in place.
 #   usage: hack/ensure_test_assets.sh [--demo]
-#   --demo: only what `deno task demo` and `deno task dev` run (etcd, kube-apiserver)
+#   --demo: only what `deno task demo` and `deno task dev` run (etcd, kube-apiserver, kubectl)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 demo=false
@@ -23,7 +23,11 @@ if [[ -z "${KUBEBUILDER_ASSETS:-}" || ! -x "${KUBEBUILDER_ASSETS}/etcd" ]] && [[
   fi
 fi
 if $demo; then
-  [[ -n "${KUBEBUILDER_ASSETS:-}" ]] || "$here/kube_assets/build.sh" --only kube-apiserver >/dev/null
+  # kube-apiserver for the local cluster, kubectl for the commands the README gives next.
+  if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
+    "$here/kube_assets/build.sh" --only kube-apiserver >/dev/null
+    "$here/kube_assets/build.sh" --only kubectl >/dev/null
+  fi
   exit 0
 fi
 if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then

@@ -1,8 +1,9 @@
 /**
  * `deno task dev` never acts on a real cluster or cloud project by accident (issue 42 item 5): an
- * exported `KUBECONFIG`, `HCLOUD_TOKEN` or `ROBOT_*` is set aside (and named) for the local cluster
- * and simulator; `--kubeconfig` alone is refused; `--real-cluster` names the cluster and the project
- * before it starts.
+ * exported `KUBECONFIG`, token, endpoint, network or Robot credential is set aside (and named) for the
+ * local cluster and simulator, while settings (opt-in features) pass; `--kubeconfig` alone is refused;
+ * `--real-cluster` names the cluster and the project before it starts. The local cluster shows every
+ * feature (issue 44 item 4): the chart's admission policy, kubectl as printed, the simulator's token.
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { eventually } from "../testing/helpers.ts";
@@ -76,25 +77,61 @@ Deno.test({
 });
 
 Deno.test({
-  name: "deno task dev: an exported KUBECONFIG, HCLOUD_TOKEN or ROBOT_* is set aside for the local cluster",
+  name:
+    "deno task dev: an exported KUBECONFIG, token or Robot credential is set aside; settings pass; the local cluster has the admission policy and kubectl",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
     const local = dev([], {
       KUBECONFIG: "/etc/a-real-cluster",
       HCLOUD_TOKEN: "a".repeat(64),
+      HCLOUD_NETWORK: "production-net",
       ROBOT_ENABLED: "true",
       ROBOT_USER: "someone",
+      HCLOUD_LOAD_BALANCERS_TLS_SECRETS: "true",
     });
     try {
       await eventually(() => local.output().includes("simulator:  HCLOUD_ENDPOINT="), 240_000);
       assert(
         local.output().includes(
-          "not used here (the local cluster and simulator): HCLOUD_TOKEN, KUBECONFIG, " +
-            "ROBOT_ENABLED, ROBOT_USER",
+          "not used here (the local cluster and simulator): HCLOUD_NETWORK, HCLOUD_TOKEN, KUBECONFIG, " +
+            "ROBOT_USER",
         ),
         local.output(),
       );
+      assert(
+        local.output().includes(`HCLOUD_TOKEN=${DEFAULT_SIM_TOKEN} (the simulator's token`),
+        local.output(),
+      );
+      assert(
+        local.output().includes("TLS certificates from Secrets: HCLOUD_LOAD_BALANCERS_TLS_SECRETS=true"),
+      );
+      // kubectl, as printed, reaches the local cluster, whose admission policy warns about a bad annotation.
+      const command = local.output().split("\n").find((l) => l.startsWith("kubectl:"))!;
+      const [kubectl, kubeconfig] = command.replace("kubectl:", "").trim().split(/\s+/);
+      const bad = {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: {
+          name: "bad",
+          namespace: "default",
+          annotations: { "load-balancer.hetzner.cloud/health-check-interval": "soon" },
+        },
+        spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+      };
+      const applied = new Deno.Command(kubectl, {
+        args: [kubeconfig, "apply", "-f", "-"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const w = applied.stdin.getWriter();
+      await w.write(new TextEncoder().encode(JSON.stringify(bad)));
+      await w.close();
+      const out = await applied.output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert(out.success, stderr);
+      assert(/Warning: .*health-check-interval.*soon/.test(stderr), stderr);
       // The CCM runs against the local cluster and simulator: it initializes the demo Nodes.
       await eventually(
         () => /initialized node|Node .* initialized|synced node/i.test(local.output()),
