@@ -1,6 +1,6 @@
 /**
  * `deno task manifests`: writes the chart's admission policy from the annotation table
- * (providers/hcloud/load_balancers/annotation_rules.ts), copies values.yaml to chart/files/defaults.yaml, then
+ * (providers/hcloud/load_balancers/spec/annotation_rules.ts), copies values.yaml to chart/files/defaults.yaml, then
  * renders deploy/ccm.yaml and deploy/ccm-networks.yaml from the chart, so the static manifests and the
  * chart cannot drift (tests/chart_test.ts fails when they differ).
  *

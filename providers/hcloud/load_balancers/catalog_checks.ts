@@ -7,7 +7,7 @@
 import type { ProviderWarning } from "../../provider.ts";
 import { TerminalError } from "../../errors.ts";
 import type { Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./annotations.ts";
+import type { LoadBalancerSpec } from "./spec/mod.ts";
 import type { CatalogCache } from "./catalog_cache.ts";
 
 type LB = Schemas["load_balancer"];

@@ -13,7 +13,7 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { TerminalError } from "../../errors.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./annotations.ts";
+import type { LoadBalancerSpec } from "./spec/mod.ts";
 import type { ProviderWarning, TlsSecret } from "../../provider.ts";
 import { TlsCertificates } from "./tls_secrets.ts";
 import { logger } from "../../../lib/log.ts";

@@ -27,7 +27,7 @@ import type { LoadBalancerResult, ProviderWarning } from "../../provider.ts";
 import { ProviderError, TerminalError } from "../../errors.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import { type LoadBalancerSpec, PREFIX } from "./annotations.ts";
+import { type LoadBalancerSpec, PREFIX } from "./spec/mod.ts";
 import { type DesiredService, ingressOf, serviceDiffers } from "./desired.ts";
 import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
 import type { ServerLabeler } from "../servers/mod.ts";

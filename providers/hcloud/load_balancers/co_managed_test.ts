@@ -8,7 +8,7 @@ import {
   writeCoManagedState,
 } from "./co_managed.ts";
 import { RecordSeal } from "../record_seal.ts";
-import { parseLoadBalancerSpec } from "./annotations.ts";
+import { parseLoadBalancerSpec } from "./spec/mod.ts";
 import type { DesiredService } from "./desired.ts";
 import type { components } from "../../../hcloud_api/mod.ts";
 

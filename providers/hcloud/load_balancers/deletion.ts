@@ -9,13 +9,13 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { CloudApiError, type HcloudClient } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./annotations.ts";
+import type { LoadBalancerSpec } from "./spec/mod.ts";
 import type { LbCertificates } from "./certificates.ts";
 import type { CoManagedBalancers } from "./co_managed.ts";
 import type { DriftRecord } from "./drift.ts";
 import type { LbLookup } from "./lookup.ts";
 import { SHARED_STATE, type SharedBalancers } from "./shared.ts";
-import { tlsSecretNames } from "./port_settings.ts";
+import { tlsSecretNames } from "./spec/mod.ts";
 
 /** What the deletion works with. */
 export interface DeletionParts {

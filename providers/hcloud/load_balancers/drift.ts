@@ -9,7 +9,7 @@
  * @module
  */
 import type { components, HcloudClient } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./annotations.ts";
+import type { LoadBalancerSpec } from "./spec/mod.ts";
 import type { DesiredService } from "./desired.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import {

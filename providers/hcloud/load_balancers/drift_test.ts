@@ -1,7 +1,7 @@
 import { assertEquals } from "../../../testing/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { driftOf, driftPageSize, type DriftRecord } from "./drift.ts";
-import { parseLoadBalancerSpec } from "./annotations.ts";
+import { parseLoadBalancerSpec } from "./spec/mod.ts";
 import type { DesiredService } from "./desired.ts";
 import type { components } from "../../../hcloud_api/mod.ts";
 

@@ -21,14 +21,14 @@ import type {
 } from "../../provider.ts";
 import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerDefaults } from "./defaults.ts";
+import type { LoadBalancerDefaults } from "./spec/mod.ts";
 import {
   defaultLoadBalancerName,
   earliestStage,
   HccmStage,
   type LoadBalancerSpec,
   parseLoadBalancerSpec,
-} from "./annotations.ts";
+} from "./spec/mod.ts";
 import {
   desiredServerIds,
   type DesiredService,
@@ -59,7 +59,7 @@ import { identityLabels } from "./labels.ts";
 import { LB_ANNOTATION_PREFIX, TLS_SECRET_LABEL } from "../names.ts";
 import { SHARED_STATE, SharedBalancers } from "./shared.ts";
 import { sharedName } from "./shared_record.ts";
-import { tlsSecretNames } from "./port_settings.ts";
+import { tlsSecretNames } from "./spec/mod.ts";
 import { TargetHealthGauge } from "./target_health.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 

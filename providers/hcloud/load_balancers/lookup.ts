@@ -19,7 +19,7 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { ProviderError, TerminalError } from "../../errors.ts";
 import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import { defaultLoadBalancerName, type LoadBalancerSpec } from "./annotations.ts";
+import { defaultLoadBalancerName, type LoadBalancerSpec } from "./spec/mod.ts";
 import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { ExternalObjectConsent } from "./consent.ts";
 import { sharedName } from "./shared_record.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { components } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./annotations.ts";
+import type { LoadBalancerSpec } from "./spec/mod.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { type DesiredService, serviceDiffers } from "./desired.ts";
 

@@ -8,7 +8,7 @@ import {
   planServices,
   planShape,
 } from "./plan.ts";
-import { parseLoadBalancerSpec } from "./annotations.ts";
+import { parseLoadBalancerSpec } from "./spec/mod.ts";
 import type { components } from "../../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];

@@ -13,7 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./annotations.ts";
+import type { LoadBalancerSpec } from "./spec/mod.ts";
 import { type DesiredService, serviceDiffers } from "./desired.ts";
 import { type LbAction, planLabelTarget } from "./plan.ts";
 import {

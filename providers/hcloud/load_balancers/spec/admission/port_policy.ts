@@ -11,10 +11,10 @@
  *
  * @module
  */
-import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
-import { CHOICES, INTEGERS, PATTERNS, SECRET_NAME, STATUS_CODE } from "./annotation_rules.ts";
+import { ASCII_SPACE } from "../../../../../lib/ascii_space.ts";
+import { CHOICES, INTEGERS, PATTERNS, SECRET_NAME, STATUS_CODE } from "../annotation_rules.ts";
 import { check, lit, quoted, re2, says, type Validation } from "./admission_policy.ts";
-import { PORT_ANNOTATION_PREFIX, PORT_SETTINGS, type PortSetting } from "./port_settings.ts";
+import { PORT_ANNOTATION_PREFIX, PORT_SETTINGS, type PortSetting } from "../port_settings.ts";
 
 const A = "variables.a";
 /** The per-port keys the request adds or changes. */

@@ -13,10 +13,10 @@
  *
  * @module
  */
-import { LB_LABELS_ANNOTATION } from "../names.ts";
-import { trimAscii } from "../../../lib/ascii_space.ts";
+import { LB_LABELS_ANNOTATION } from "../../names.ts";
+import { trimAscii } from "../../../../lib/ascii_space.ts";
 // Hetzner's label keys and values follow Kubernetes' grammar.
-import { KEY, VALUE } from "../../../lib/label_selector.ts";
+import { KEY, VALUE } from "../../../../lib/label_selector.ts";
 
 /** At most this many labels from one Service's annotation (Hetzner allows more; a tenant need not). */
 export const MAX_SERVICE_LABELS = 10;

@@ -1,4 +1,4 @@
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import { MAX_SERVICE_LABELS, parseUserLabels, userLabelsFor } from "./user_labels.ts";
 
 const A = "service.deno-ccm.io/load-balancer-labels";

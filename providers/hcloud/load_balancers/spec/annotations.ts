@@ -7,20 +7,20 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerDefaults } from "./defaults.ts";
-import { parseDuration } from "../../../lib/duration.ts";
-import { parseCidr, parseIp } from "../../../lib/cidr.ts";
-import { parseLabelSelector } from "../../../lib/label_selector.ts";
-import { parseGoBool } from "../../../lib/go_bool.ts";
+import { parseDuration } from "../../../../lib/duration.ts";
+import { parseCidr, parseIp } from "../../../../lib/cidr.ts";
+import { parseLabelSelector } from "../../../../lib/label_selector.ts";
+import { parseGoBool } from "../../../../lib/go_bool.ts";
 import {
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_ANNOTATION_PREFIX,
   SHARE_ANNOTATION,
   TLS_SECRET_ANNOTATION,
-} from "../names.ts";
+} from "../../names.ts";
 import { shareErrors } from "./share_key.ts";
 import { userLabelsFor } from "./user_labels.ts";
-import { trimAscii } from "../../../lib/ascii_space.ts";
-import { quoteValue } from "../../../lib/quote_value.ts";
+import { trimAscii } from "../../../../lib/ascii_space.ts";
+import { quoteValue } from "../../../../lib/quote_value.ts";
 import { parsePortSettings, type PortSettings } from "./port_settings.ts";
 import {
   type BOOLS,

@@ -1,7 +1,7 @@
-import { assert, assertEquals } from "../../../testing/assert.ts";
-import { annotationSamples, ccmVerdict } from "../../../testing/annotation_samples.ts";
-import { parseLabelSelector } from "../../../lib/label_selector.ts";
-import { LB_LABELS_ANNOTATION } from "../names.ts";
+import { assert, assertEquals } from "../../../../../testing/assert.ts";
+import { annotationSamples, ccmVerdict } from "../../../../../testing/annotation_samples.ts";
+import { parseLabelSelector } from "../../../../../lib/label_selector.ts";
+import { LB_LABELS_ANNOTATION } from "../../../names.ts";
 import { POLICY_EXCEPTIONS } from "./admission_policy.ts";
 import { policyTemplate } from "./admission_template.ts";
 import {
@@ -13,9 +13,9 @@ import {
   OTHERS,
   OUR_BOOLS,
   PATTERNS,
-} from "./annotation_rules.ts";
-import { KNOWN_ANNOTATIONS } from "./hccm_stage.ts";
-import { selectorPattern } from "./selector_pattern.ts";
+} from "../annotation_rules.ts";
+import { KNOWN_ANNOTATIONS } from "../hccm_stage.ts";
+import { selectorPattern } from "../selector_pattern.ts";
 
 const TABLES: Record<string, readonly string[]> = {
   BOOLS,
@@ -40,7 +40,7 @@ Deno.test("annotation rules: every annotation the CCM reads is in exactly one ta
 });
 
 Deno.test("admission policy: the chart's template is the one the table makes (`deno task manifests`)", async () => {
-  const file = new URL("../../../chart/templates/admissionpolicy.yaml", import.meta.url);
+  const file = new URL("../../../../../chart/templates/admissionpolicy.yaml", import.meta.url);
   assertEquals(await Deno.readTextFile(file), policyTemplate(), "run `deno task manifests`");
 });
 

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { quoteValue } from "../../../lib/quote_value.ts";
-import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION } from "../names.ts";
+import { quoteValue } from "../../../../lib/quote_value.ts";
+import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION } from "../../names.ts";
 
 /** What a share key may be: a DNS label short enough to name a balancer with its namespace. */
 export const SHARE_KEY = {

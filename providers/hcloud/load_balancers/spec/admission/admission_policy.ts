@@ -11,16 +11,16 @@
  *
  * @module
  */
-import { parseGoBoolSpellings } from "../../../lib/go_bool.ts";
-import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
-import { KEY, VALUE } from "../../../lib/label_selector.ts";
+import { parseGoBoolSpellings } from "../../../../../lib/go_bool.ts";
+import { ASCII_SPACE } from "../../../../../lib/ascii_space.ts";
+import { KEY, VALUE } from "../../../../../lib/label_selector.ts";
 import {
   LB_ANNOTATION_PREFIX,
   LB_LABELS_ANNOTATION,
   SHARE_ANNOTATION,
   TLS_SECRET_ANNOTATION,
-} from "../names.ts";
-import { NOT_WITH_SHARE, SHARE_KEY } from "./share_key.ts";
+} from "../../../names.ts";
+import { NOT_WITH_SHARE, SHARE_KEY } from "../share_key.ts";
 import {
   BOOLS,
   CHOICES,
@@ -36,9 +36,9 @@ import {
   SECRET_NAME,
   STATUS_CODE,
   WHOLE_BALANCER,
-} from "./annotation_rules.ts";
-import { MAX_SERVICE_LABELS, RESERVED } from "./user_labels.ts";
-import { selectorPattern } from "./selector_pattern.ts";
+} from "../annotation_rules.ts";
+import { MAX_SERVICE_LABELS, RESERVED } from "../user_labels.ts";
+import { selectorPattern } from "../selector_pattern.ts";
 
 /** Where the policy lets through what the CCM refuses (it is never stricter), and why. */
 export const POLICY_EXCEPTIONS: Record<string, string> = {

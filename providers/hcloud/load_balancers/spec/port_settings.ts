@@ -15,11 +15,11 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { parseGoBool } from "../../../lib/go_bool.ts";
-import { trimAscii } from "../../../lib/ascii_space.ts";
-import { quoteValue } from "../../../lib/quote_value.ts";
+import { parseGoBool } from "../../../../lib/go_bool.ts";
+import { trimAscii } from "../../../../lib/ascii_space.ts";
+import { quoteValue } from "../../../../lib/quote_value.ts";
 import { CHOICES, INTEGERS, PATTERNS, SECRET_NAME, STATUS_CODE } from "./annotation_rules.ts";
-import { TLS_SECRET_ANNOTATION } from "../names.ts";
+import { TLS_SECRET_ANNOTATION } from "../../names.ts";
 
 /** Every per-port annotation starts so: `service.deno-ccm.io/port-443-protocol`. */
 export const PORT_ANNOTATION_PREFIX = "service.deno-ccm.io/port-";

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../../../testing/assert.ts";
+import { assert, assertEquals } from "../../../../testing/assert.ts";
 import { earliestStage, HccmStage, parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
 import type { LoadBalancerDefaults } from "./defaults.ts";
 

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
-import { KEY, VALUE } from "../../../lib/label_selector.ts";
+import { ASCII_SPACE } from "../../../../lib/ascii_space.ts";
+import { KEY, VALUE } from "../../../../lib/label_selector.ts";
 
 /** The selector pattern (RE2 and JavaScript), anchored. */
 export function selectorPattern(): string {

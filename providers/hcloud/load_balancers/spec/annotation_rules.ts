@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { ASCII_SPACE } from "../../../lib/ascii_space.ts";
-import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../names.ts";
+import { ASCII_SPACE } from "../../../../lib/ascii_space.ts";
+import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../../names.ts";
 
 /** Annotations read with Go's `strconv.ParseBool`. */
 export const BOOLS = [
