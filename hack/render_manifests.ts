@@ -7,6 +7,8 @@
  * @module
  */
 import { chartDefaults, generatedFiles } from "../testing/helm.ts";
+import { ENV_VARS } from "../config/env.ts";
+import { environmentPage } from "../config/env_reference.ts";
 import { policyTemplate } from "../providers/hcloud/mod.ts";
 
 // The admission policy first: deploy/ccm.yaml includes it.
@@ -22,3 +24,8 @@ for (const [path, text] of Object.entries(await generatedFiles())) {
   await Deno.writeTextFile(`${repo}${path}`, text);
   console.log(`wrote ${repo}${path}`);
 }
+
+// The environment reference page, from config/env_reference.ts.
+const envPage = `${repo}docs/reference/environment.md`;
+await Deno.writeTextFile(envPage, environmentPage(ENV_VARS));
+console.log(`wrote ${envPage}`);

@@ -1,0 +1,93 @@
+/**
+ * Everything the operator docs (README.md, docs/) name exists: every repository path, every
+ * `deno task`, every `HCLOUD_*`/`ROBOT_*` variable the CCM reads (or one the docs say it does not),
+ * and every chart value written as a dotted key.
+ */
+import { assertEquals } from "./testing/assert.ts";
+import { parse as parseYaml } from "yaml";
+import { ENV_VARS } from "./config/env.ts";
+import { environmentPage } from "./config/env_reference.ts";
+
+const ROOT = new URL(".", import.meta.url);
+/** README.md and every page under docs/. */
+function docPages(dir = "docs"): string[] {
+  return [...Deno.readDirSync(new URL(`${dir}/`, ROOT))].flatMap((e) =>
+    e.isDirectory ? docPages(`${dir}/${e.name}`) : e.name.endsWith(".md") ? [`${dir}/${e.name}`] : []
+  );
+}
+const DOCS = ["README.md", ...docPages()];
+const TOP = new Set([...Deno.readDirSync(ROOT)].map((e) => e.name));
+
+/** Variables the docs name that the CCM deliberately does not read (each says so where it is named). */
+const NOT_READ = new Set<string>([]);
+
+function code(text: string): string[] {
+  return [...text.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]);
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(new URL(path, ROOT));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("docs: every path, task, variable and chart value they name exists", async () => {
+  const tasks = Object.keys(JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))).tasks);
+  const values = parseYaml(await Deno.readTextFile(new URL("chart/values.yaml", ROOT)));
+  const problems: string[] = [];
+  for (const doc of DOCS) {
+    const text = await Deno.readTextFile(new URL(doc, ROOT));
+    const blocks = [...text.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]).join("\n");
+    for (const token of code(text)) {
+      for (const word of token.split(/[\s,()]+/)) {
+        const path = word.replace(/[:.;]+$/, "").replace(/#.*$/, "");
+        const top = path.split("/")[0];
+        if (path.includes("/") && TOP.has(top) && !/[<>*{}$]/.test(path) && !exists(path)) {
+          problems.push(`${doc}: path ${path}`);
+        }
+      }
+    }
+    for (const m of (text + "\n" + blocks).matchAll(/deno(?:@[\d.]+)? task ([a-z0-9:]+)/g)) {
+      if (!tasks.includes(m[1])) problems.push(`${doc}: deno task ${m[1]}`);
+    }
+    for (const m of text.matchAll(/\b((?:HCLOUD|ROBOT)_[A-Z0-9_]*[A-Z0-9])\b/g)) {
+      const name = m[1];
+      if (!(ENV_VARS as readonly string[]).includes(name) && !NOT_READ.has(name)) {
+        problems.push(`${doc}: variable ${name}`);
+      }
+    }
+    for (const token of code(text)) {
+      const key = token.replace(/[=:].*$/, "");
+      const parts = key.split(".");
+      if (parts.length < 2 || !/^[a-z][A-Za-z]*$/.test(parts[0]) || !(parts[0] in values)) continue;
+      if (!parts.every((p) => /^[A-Za-z][A-Za-z0-9]*$/.test(p))) continue;
+      let node = values;
+      for (const part of parts) {
+        if (node === null || typeof node !== "object" || !(part in node)) {
+          problems.push(`${doc}: chart value ${key}`);
+          break;
+        }
+        node = node[part];
+      }
+    }
+  }
+  assertEquals([...new Set(problems)], []);
+});
+
+Deno.test("docs: every variable the CCM reads appears by its full name", async () => {
+  const text = (await Promise.all(DOCS.map((d) => Deno.readTextFile(new URL(d, ROOT))))).join("\n");
+  const missing = ENV_VARS.filter((name) => !new RegExp(`\\b${name}\\b`).test(text));
+  assertEquals(missing, []);
+});
+
+Deno.test("docs: the environment reference is config/env_reference.ts rendered", async () => {
+  const page = await Deno.readTextFile(new URL("docs/reference/environment.md", ROOT)).catch(() => "");
+  assertEquals(
+    page === environmentPage(ENV_VARS),
+    true,
+    "docs/reference/environment.md is stale: run `deno task manifests`",
+  );
+});
