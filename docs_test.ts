@@ -7,6 +7,7 @@ import { assertEquals } from "./testing/assert.ts";
 import { parse as parseYaml } from "yaml";
 import { ENV_VARS } from "./config/env.ts";
 import { environmentPage } from "./config/env_reference.ts";
+import { flagsPage } from "./config/flags.ts";
 
 const ROOT = new URL(".", import.meta.url);
 /** README.md and every page under docs/. */
@@ -90,4 +91,9 @@ Deno.test("docs: the environment reference is config/env_reference.ts rendered",
     true,
     "docs/reference/environment.md is stale: run `deno task manifests`",
   );
+});
+
+Deno.test("docs: the flags reference is config/flags.ts rendered", async () => {
+  const page = await Deno.readTextFile(new URL("docs/reference/flags.md", ROOT)).catch(() => "");
+  assertEquals(page === flagsPage(), true, "docs/reference/flags.md is stale: run `deno task manifests`");
 });

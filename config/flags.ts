@@ -406,15 +406,43 @@ function validate(f: Flags): string[] {
   return errors;
 }
 
+/** A flag's default as the command line would write it. */
+function shownDefault(f: FlagSpec): string {
+  return f.type === "duration"
+    ? formatDuration(f.default as number)
+    : Array.isArray(f.default)
+    ? f.default.join(",")
+    : String(f.default);
+}
+
+/** docs/reference/flags.md: every flag with its type, default and meaning, and the upstream ones accepted. */
+export function flagsPage(): string {
+  const cell = (text: string) => text.replaceAll("|", "\\|");
+  return [
+    "# Command-line flags",
+    "",
+    "Generated from `config/flags.ts` by `deno task manifests` (the same table `--help` prints); edit the",
+    "table, not this page. Durations use Go's syntax (`30s`, `5m0s`).",
+    "",
+    "| Flag | Type | Default | What it does |",
+    "| --- | --- | --- | --- |",
+    ...FLAGS.map((f) => {
+      const def = shownDefault(f);
+      return `| \`--${f.name}\` | ${f.type} | ${def === "" ? "" : `\`${cell(def)}\``} | ${cell(f.help)} |`;
+    }),
+    "",
+    "Accepted without effect, so manifests written for the official CCM start unchanged (logged once):",
+    "",
+    ...wrap(UPSTREAM_FLAG_NAMES.map((n) => `\`--${n}\``), 100),
+    "",
+  ].join("\n");
+}
+
 /** The `--help` text. */
 export function helpText(): string {
   const lines = ["Usage: deno-ccm [flags]", "", "Flags:"];
   for (const f of FLAGS) {
-    const def = f.type === "duration"
-      ? formatDuration(f.default as number)
-      : Array.isArray(f.default)
-      ? f.default.join(",")
-      : String(f.default);
+    const def = shownDefault(f);
     // As upstream's help: a boolean shows its default only when it is true.
     const shown = f.type === "bool"
       ? (f.default === true ? " (default true)" : "")

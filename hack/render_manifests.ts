@@ -9,6 +9,7 @@
 import { chartDefaults, generatedFiles } from "../testing/helm.ts";
 import { ENV_VARS } from "../config/env.ts";
 import { environmentPage } from "../config/env_reference.ts";
+import { flagsPage } from "../config/flags.ts";
 import { policyTemplate } from "../providers/hcloud/mod.ts";
 
 // The admission policy first: deploy/ccm.yaml includes it.
@@ -29,3 +30,6 @@ for (const [path, text] of Object.entries(await generatedFiles())) {
 const envPage = `${repo}docs/reference/environment.md`;
 await Deno.writeTextFile(envPage, environmentPage(ENV_VARS));
 console.log(`wrote ${envPage}`);
+const flagPage = `${repo}docs/reference/flags.md`;
+await Deno.writeTextFile(flagPage, flagsPage());
+console.log(`wrote ${flagPage}`);
