@@ -185,7 +185,7 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       "Both report `SyncLoadBalancerFailed` and the warnings HCCM gives before it reaches the value.",
     reason:
       "Every value is checked before the first cloud call, so bad input changes nothing in the cloud and " +
-      "bills nothing, and the event names every bad value at once.",
+      "bills nothing, and the event names every bad annotation value at once.",
     cases: "cases whose Service has an annotation value that both refuse, and where HCCM made a balancer " +
       "for it anyway (the outcome of every other field must still match)",
     appliesTo: (c) => services(c).some((s) => refusedAnnotations(c, s).size > 0),
