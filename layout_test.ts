@@ -32,7 +32,7 @@ function sources(dir = ""): string[] {
   return out;
 }
 
-/** `a/b/../c.ts` → `a/c.ts`. */
+/** A repository path with its `.` and `..` segments resolved. */
 function normalize(path: string): string {
   const parts: string[] = [];
   for (const part of path.split("/")) {
