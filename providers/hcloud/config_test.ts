@@ -1,12 +1,12 @@
 import { assert, assertEquals } from "../../testing/assert.ts";
-import { readHcloudConfig } from "./config.ts";
+import { DEFAULT_ENDPOINT, readHcloudConfig } from "./config.ts";
 
 Deno.test("hcloud config: official defaults", async () => {
   const { config, errors, warnings } = await readHcloudConfig({ HCLOUD_TOKEN: "x".repeat(64) });
   assertEquals(errors, []);
   assertEquals(warnings, []);
   assertEquals([config.endpoint, config.addressFamily, config.zoneLabelEnabled, config.serverCacheMaxAgeMs], [
-    "https://api.hetzner.cloud/v1",
+    DEFAULT_ENDPOINT,
     "ipv4",
     true,
     10_000,

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../../testing/assert.ts";
-import { readRobotConfig } from "./config.ts";
+import { DEFAULT_ROBOT_ENDPOINT, readRobotConfig } from "./config.ts";
 import type { EnvVar } from "../../../config/env.ts";
 
 const bool = (env: Record<string, string>) => (name: EnvVar, fallback: boolean) =>
@@ -19,7 +19,7 @@ Deno.test("robot config: the official CCM's defaults, and nothing without ROBOT_
   assertEquals([on.config.cacheTimeoutMs, on.config.forwardInternalIps, on.config.endpoint], [
     300_000,
     true,
-    "https://robot-ws.your-server.de",
+    DEFAULT_ROBOT_ENDPOINT,
   ]);
 });
 
