@@ -8,15 +8,17 @@ import { parse as parseYaml } from "yaml";
 import { ENV_VARS } from "./config/env.ts";
 import { environmentPage } from "./config/env_reference.ts";
 import { flagsPage } from "./config/flags.ts";
+import { annotationsPage } from "./providers/hcloud/mod.ts";
+import { alertsPage, metricsPage } from "./hack/reference_pages.ts";
 
 const ROOT = new URL(".", import.meta.url);
-/** README.md and every page under docs/. */
+/** README.md, CONTRIBUTING.md and every page under docs/. */
 function docPages(dir = "docs"): string[] {
   return [...Deno.readDirSync(new URL(`${dir}/`, ROOT))].flatMap((e) =>
     e.isDirectory ? docPages(`${dir}/${e.name}`) : e.name.endsWith(".md") ? [`${dir}/${e.name}`] : []
   );
 }
-const DOCS = ["README.md", ...docPages()];
+const DOCS = ["README.md", "CONTRIBUTING.md", ...docPages()];
 const TOP = new Set([...Deno.readDirSync(ROOT)].map((e) => e.name));
 
 /** Variables the docs name that the CCM deliberately does not read (each says so where it is named). */
@@ -96,4 +98,95 @@ Deno.test("docs: the environment reference is config/env_reference.ts rendered",
 Deno.test("docs: the flags reference is config/flags.ts rendered", async () => {
   const page = await Deno.readTextFile(new URL("docs/reference/flags.md", ROOT)).catch(() => "");
   assertEquals(page === flagsPage(), true, "docs/reference/flags.md is stale: run `deno task manifests`");
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as dashes. */
+export function headingAnchor(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+}
+
+Deno.test("docs: a heading's anchor is GitHub's", () => {
+  assertEquals(
+    headingAnchor("Per-port settings (`service.deno-ccm.io/port-<port>-<setting>`)"),
+    "per-port-settings-servicedeno-ccmioport-port-setting",
+  );
+  assertEquals(headingAnchor("Where the image comes from"), "where-the-image-comes-from");
+});
+
+Deno.test("docs: every link between pages reaches a file, and an anchor a heading there", async () => {
+  const problems: string[] = [];
+  for (const doc of DOCS) {
+    const text = await Deno.readTextFile(new URL(doc, ROOT));
+    const prose = text.replace(/```[\s\S]*?```/g, "");
+    for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1];
+      if (/^[a-z]+:/.test(target)) continue;
+      const [file, anchor] = target.split("#");
+      const url = file ? new URL(file, new URL(doc, ROOT)) : new URL(doc, ROOT);
+      let stat: Deno.FileInfo;
+      try {
+        stat = await Deno.stat(url);
+      } catch {
+        problems.push(`${doc}: ${target} (no such file)`);
+        continue;
+      }
+      if (!anchor) continue;
+      const body = stat.isFile ? await Deno.readTextFile(url) : "";
+      const anchors = [...body.replace(/```[\s\S]*?```/g, "").matchAll(/^#+ (.+)$/gm)].map((h) =>
+        headingAnchor(h[1])
+      );
+      if (!anchors.includes(anchor)) problems.push(`${doc}: ${target} (no heading #${anchor})`);
+    }
+  }
+  assertEquals(problems, []);
+});
+
+Deno.test("docs: the annotation, metric and alert references are their tables rendered", async () => {
+  for (
+    const [page, text] of [
+      ["annotations", annotationsPage()],
+      ["metrics", metricsPage()],
+      ["alerts", alertsPage()],
+    ]
+  ) {
+    const path = `docs/reference/${page}.md`;
+    const written = await Deno.readTextFile(new URL(path, ROOT)).catch(() => "");
+    assertEquals(written === text, true, `${path} is stale: run \`deno task manifests\``);
+  }
+});
+
+/** The CCM's own code (not tests, tools or the simulator). */
+function codeFiles(dir: string): string[] {
+  return [...Deno.readDirSync(new URL(`${dir}/`, ROOT))].flatMap((e) =>
+    e.isDirectory
+      ? codeFiles(`${dir}/${e.name}`)
+      : e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")
+      ? [`${dir}/${e.name}`]
+      : []
+  );
+}
+
+Deno.test("docs: the events page names every reason the code records, and only those", async () => {
+  const code = (await Promise.all(
+    [...codeFiles("controllers"), ...codeFiles("providers"), "app.ts"].map((f) =>
+      Deno.readTextFile(new URL(f, ROOT))
+    ),
+  )).join("\n");
+  // The ways the code spells a reason: an event call, a warning or condition's `reason:`, a CSR
+  // refusal, a ternary of two.
+  const recorded = new Set<string>();
+  for (
+    const pattern of [
+      /"(?:Warning|Normal)",\s*"([A-Z][A-Za-z0-9]+)"/g,
+      /reason: "([A-Z][A-Za-z0-9]+)"/g,
+      /refuse\(\s*"([A-Z][A-Za-z0-9]+)"/g,
+      /reason = [^;\n]*\? "([A-Z][A-Za-z0-9]+)" : "([A-Z][A-Za-z0-9]+)"/g,
+    ]
+  ) for (const m of code.matchAll(pattern)) for (const r of m.slice(1)) recorded.add(r);
+  const page = await Deno.readTextFile(new URL("docs/reference/events.md", ROOT));
+  const documented = new Set([...page.matchAll(/`([A-Z][A-Za-z0-9]+)`/g)].map((m) => m[1]));
+  assertEquals([...recorded].filter((r) => !documented.has(r)).sort(), [], "recorded but not on the page");
+  const stale = [...documented].filter((r) => !code.includes(`"${r}"`));
+  assertEquals(stale.sort(), [], "on the page but nowhere in the code");
+  assertEquals(recorded.size > 40, true, `the scan finds the code's reasons (${recorded.size})`);
 });

@@ -115,14 +115,15 @@ export const FLAGS = [
     name: "concurrent-service-syncs",
     type: "int",
     default: 5,
-    help: "Services reconciled in parallel (upstream: 1; see README)",
+    help: "Services reconciled in parallel (upstream: 1; see docs/explanation/performance.md)",
   },
   { name: "concurrent-node-syncs", type: "int", default: 1, help: "Nodes initialized in parallel" },
   {
     name: "kube-api-qps",
     type: "float",
     default: 100,
-    help: "Client-side requests per second to the Kubernetes API (upstream: 20; see README)",
+    help:
+      "Client-side requests per second to the Kubernetes API (upstream: 20; see docs/explanation/performance.md)",
   },
   {
     name: "kube-api-burst",
@@ -456,8 +457,8 @@ export function helpText(): string {
     "Accepted without effect, for manifests written for the official CCM (logged once at startup):",
     ...wrap(UPSTREAM_FLAG_NAMES.map((n) => `--${n}`), 100).map((l) => `  ${l}`),
     "",
-    "Environment: cloud settings under the official Hetzner CCM's names (meanings and defaults: README,",
-    '"Configuration reference"); KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT and HOME locate the cluster:',
+    "Environment: cloud settings under the official Hetzner CCM's names (meanings and defaults:",
+    "docs/reference/environment.md); KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT and HOME locate the cluster:",
     ...wrap([...ENV_VARS], 100).map((l) => `  ${l}`),
   );
   return lines.join("\n");

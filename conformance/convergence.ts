@@ -17,7 +17,7 @@ export interface ConvergenceOptions {
 }
 
 /** The README's values. */
-export const README_CONVERGENCE: ConvergenceOptions = {
+export const DOCUMENTED_CONVERGENCE: ConvergenceOptions = {
   quietMs: 10_000,
   minimumMs: 4_000,
   timeoutMs: 120_000,
@@ -35,7 +35,7 @@ export interface PhaseEnd {
 export async function waitForConvergence(
   env: CaseEnvironment,
   startedAt: number,
-  options: ConvergenceOptions = README_CONVERGENCE,
+  options: ConvergenceOptions = DOCUMENTED_CONVERGENCE,
 ): Promise<PhaseEnd> {
   let fingerprint = "";
   let lastChange = startedAt;

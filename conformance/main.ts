@@ -7,7 +7,7 @@
  *
  * Options: `--only a,b` (cases by name), `--parallel N` (cases at once, default 3), `--json FILE`
  * (results), `--logs DIR` (each CCM's output), `--quiet-ms N` (shorter convergence window, for
- * development only: the README's 10 s is the default), `--readme check|write` (the README's
+ * development only: the documented 10 s is the default), `--docs check|write` (the conformance page's
  * conformance section against this run), `--record` (write each case's observed outcome as its
  * `expected_outcome`: for writing our own cases, whose outcomes are then reviewed by hand).
  *
@@ -17,10 +17,10 @@ import { parseArgs } from "node:util";
 import { type Case, casePath, expectedOf, loadCases } from "./case_file.ts";
 import { comparePhases, type Difference } from "./compare.ts";
 import { LISTED_DIFFERENCES, listedFor } from "./differences.ts";
-import { README_CONVERGENCE } from "./convergence.ts";
+import { DOCUMENTED_CONVERGENCE } from "./convergence.ts";
 import { type CaseRun, runCase } from "./run_case.ts";
 import { quietLogs } from "../testing/helpers.ts";
-import { normalizeMarkdown, renderSection, withSection } from "./readme_section.ts";
+import { normalizeMarkdown, renderSection, withSection } from "./docs_section.ts";
 
 /** One case's verdict. */
 export interface CaseResult {
@@ -52,7 +52,7 @@ async function main(): Promise<number> {
       json: { type: "string" },
       logs: { type: "string" },
       "quiet-ms": { type: "string" },
-      readme: { type: "string" },
+      docs: { type: "string" },
       record: { type: "boolean" },
     },
   });
@@ -66,8 +66,8 @@ async function main(): Promise<number> {
     return 1;
   }
   const convergence = values["quiet-ms"]
-    ? { ...README_CONVERGENCE, quietMs: Number(values["quiet-ms"]) }
-    : README_CONVERGENCE;
+    ? { ...DOCUMENTED_CONVERGENCE, quietMs: Number(values["quiet-ms"]) }
+    : DOCUMENTED_CONVERGENCE;
   if (values.logs) await Deno.mkdir(values.logs, { recursive: true });
   const started = Date.now();
   const results: CaseResult[] = [];
@@ -87,28 +87,28 @@ async function main(): Promise<number> {
     await Deno.writeTextFile(values.json, JSON.stringify({ results, summary: summary.counts }, null, 2));
   }
   const failed = summary.counts.unlisted > 0 || summary.counts.errors > 0;
-  if (values.readme && !failed) {
-    if (only.length) throw new Error("--readme needs a run of every case (no --only)");
-    const path = new URL("../README.md", import.meta.url);
-    const readme = await Deno.readTextFile(path);
-    const wanted = withSection(readme, renderSection(results));
-    if (values.readme === "write") {
+  if (values.docs && !failed) {
+    if (only.length) throw new Error("--docs needs a run of every case (no --only)");
+    const path = new URL("../docs/explanation/conformance.md", import.meta.url);
+    const page = await Deno.readTextFile(path);
+    const wanted = withSection(page, renderSection(results));
+    if (values.docs === "write") {
       await Deno.writeTextFile(path, wanted);
       await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path.pathname] }).output();
-      console.log("README.md: conformance section written");
-    } else if (normalizeMarkdown(wanted) !== normalizeMarkdown(readme)) {
+      console.log("docs/explanation/conformance.md: conformance section written");
+    } else if (normalizeMarkdown(wanted) !== normalizeMarkdown(page)) {
       console.error(
-        "README.md: the conformance section does not match this run; run `deno task conformance --readme write`",
+        "docs/explanation/conformance.md: the conformance section does not match this run; run `deno task conformance --docs write`",
       );
       return 1;
-    } else console.log("README.md: conformance section matches this run");
+    } else console.log("docs/explanation/conformance.md: conformance section matches this run");
   }
   return failed ? 1 : 0;
 }
 
 async function judge(
   c: Case,
-  convergence: typeof README_CONVERGENCE,
+  convergence: typeof DOCUMENTED_CONVERGENCE,
   logs?: string,
   record = false,
 ): Promise<CaseResult> {

@@ -6,7 +6,7 @@
  */
 import type { Case, PhaseState } from "./case_file.ts";
 import { CaseEnvironment } from "./case_environment.ts";
-import { type ConvergenceOptions, README_CONVERGENCE, waitForConvergence } from "./convergence.ts";
+import { type ConvergenceOptions, DOCUMENTED_CONVERGENCE, waitForConvergence } from "./convergence.ts";
 import { Normalizer, observe } from "./observe.ts";
 
 /** One phase of our run. */
@@ -30,7 +30,7 @@ export interface CaseRun {
 /** Runs `testCase`; `convergence` may shorten the waits for development. */
 export async function runCase(
   testCase: Case,
-  convergence: ConvergenceOptions = README_CONVERGENCE,
+  convergence: ConvergenceOptions = DOCUMENTED_CONVERGENCE,
 ): Promise<CaseRun> {
   const started = Date.now();
   const env = await CaseEnvironment.start(testCase);

@@ -4,7 +4,7 @@
  * - By default, always: the embedded local cluster — a kube-apiserver + etcd (testing/kube_cluster.ts),
  *   the Hetzner API simulator with a demo project, Nodes for the demo servers, and the CCM against
  *   both, with the chart's admission policy. An exported `KUBECONFIG`, `HCLOUD_TOKEN`, endpoint or Robot
- *   credential is not used (and said so): the README's own steps export `KUBECONFIG`, and a token
+ *   credential is not used (and said so): the docs' own steps export `KUBECONFIG`, and a token
  *   exported for the hcloud CLI is production. Settings pass (opt-in features can be tried).
  * - With `--real-cluster`: `main.ts` with the given flags against the cluster the kubeconfig names
  *   (`--kubeconfig`, `KUBECONFIG`, in-cluster) and the cloud project of `HCLOUD_TOKEN`, after naming

@@ -23,7 +23,7 @@ if [[ -z "${KUBEBUILDER_ASSETS:-}" || ! -x "${KUBEBUILDER_ASSETS}/etcd" ]] && [[
   fi
 fi
 if $demo; then
-  # kube-apiserver for the local cluster, kubectl for the commands the README gives next.
+  # kube-apiserver for the local cluster, kubectl for the commands the quickstart gives next.
   if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
     "$here/kube_assets/build.sh" --only kube-apiserver >/dev/null
     "$here/kube_assets/build.sh" --only kubectl >/dev/null

@@ -10,7 +10,8 @@ import { chartDefaults, generatedFiles } from "../testing/helm.ts";
 import { ENV_VARS } from "../config/env.ts";
 import { environmentPage } from "../config/env_reference.ts";
 import { flagsPage } from "../config/flags.ts";
-import { policyTemplate } from "../providers/hcloud/mod.ts";
+import { annotationsPage, policyTemplate } from "../providers/hcloud/mod.ts";
+import { alertsPage, metricsPage } from "./reference_pages.ts";
 
 // The admission policy first: deploy/ccm.yaml includes it.
 const policy = new URL("../chart/templates/admissionpolicy.yaml", import.meta.url).pathname;
@@ -33,3 +34,16 @@ console.log(`wrote ${envPage}`);
 const flagPage = `${repo}docs/reference/flags.md`;
 await Deno.writeTextFile(flagPage, flagsPage());
 console.log(`wrote ${flagPage}`);
+
+// The pages made from the code's other tables: annotations, metrics, alerts.
+for (
+  const [page, text] of [
+    ["annotations", annotationsPage()],
+    ["metrics", metricsPage()],
+    ["alerts", alertsPage()],
+  ] as const
+) {
+  const path = `${repo}docs/reference/${page}.md`;
+  await Deno.writeTextFile(path, text);
+  console.log(`wrote ${path}`);
+}

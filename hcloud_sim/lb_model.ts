@@ -245,7 +245,7 @@ export function addTarget(world: World, lb: LoadBalancer, target: Target): void 
 }
 
 /**
- * How targets count against `max_targets` (a choice, see the README): server and IP targets count
+ * How targets count against `max_targets` (a choice, see docs/explanation/simulator.md): server and IP targets count
  * one each; servers resolved by label selectors fill what is left, lowest server ID first, each
  * server once. A selector is never refused (servers can be labelled at any time); the servers it
  * matches beyond the limit receive no traffic and are not listed.

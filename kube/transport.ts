@@ -73,7 +73,7 @@ export class HttpTransport implements KubeTransport {
       tls.key = conn.clientKeyPem;
     }
     // insecure-skip-tls-verify has no per-client switch in Deno; it needs the runtime flag
-    // --unsafely-ignore-certificate-errors=<host> (see README). The CA is then irrelevant.
+    // --unsafely-ignore-certificate-errors=<host> (docs/explanation/design.md). The CA is then irrelevant.
     const caCerts = conn.caPem && !conn.insecureSkipTlsVerify ? [conn.caPem] : undefined;
     this.#client = Deno.createHttpClient({ caCerts, ...tls });
     this.#limiter = new TokenBucket(options.qps ?? 20, options.burst ?? 30);

@@ -1,6 +1,6 @@
 /**
  * Every annotation the CCM reads is an attack surface (a tenant writes Services, a kubelet its Node):
- * the README's threat model must say, for each one, who writes it and what it lets them make the CCM
+ * the threat model (docs/explanation/threat-model.md) must say, for each one, who writes it and what it lets them make the CCM
  * do. This test lists the annotations the code reads and fails on one the threat model does not cover,
  * so a new feature cannot skip it.
  */
@@ -43,13 +43,9 @@ async function annotationsRead(): Promise<string[]> {
   return [...found].sort();
 }
 
-/** The names the README's threat model covers (its tables name each in backticks). */
+/** The names the threat model (docs/explanation/threat-model.md) covers (its tables name each in backticks). */
 async function covered(): Promise<Set<string>> {
-  const readme = await Deno.readTextFile(new URL("README.md", REPO));
-  const start = readme.indexOf("## Threat model");
-  const end = readme.indexOf("\n## ", start + 1);
-  if (start < 0) throw new Error("README.md has no '## Threat model' section");
-  const section = readme.slice(start, end < 0 ? undefined : end);
+  const section = await Deno.readTextFile(new URL("docs/explanation/threat-model.md", REPO));
   const names = new Set<string>();
   // Full names, and Service annotations by their name after the prefix (the table says so).
   for (const m of section.matchAll(/`([a-z0-9.-]+\/[a-z0-9-]+|[a-z0-9-]+)`/g)) names.add(m[1]);
@@ -62,6 +58,10 @@ Deno.test("threat model: every annotation the CCM reads says who writes it and w
   const missing = read.filter((name) =>
     !model.has(name) && !(name.startsWith(PREFIX) && model.has(name.slice(PREFIX.length)))
   );
-  assertEquals(missing, [], "annotations read by the code but not in the README's threat model");
+  assertEquals(
+    missing,
+    [],
+    "annotations read by the code but not in the threat model (docs/explanation/threat-model.md)",
+  );
   assertEquals(read.length > KNOWN_ANNOTATIONS.length, true, "the scan finds the Node annotations too");
 });

@@ -15,7 +15,13 @@ import {
   parseServerTaintPatterns,
   type ServerTaintPattern,
 } from "./instances/mod.ts";
-import { readRobotConfig, type RobotConfig, SYSELF_SECRET_DIR, syselfFile } from "./robot/mod.ts";
+import {
+  readRobotConfig,
+  type RobotConfig,
+  SYSELF_SECRET_DIR,
+  SYSELF_SETTING,
+  syselfFile,
+} from "./robot/mod.ts";
 import { tokenFormatProblem } from "../../hcloud_api/mod.ts";
 import { type LoadBalancerDefaults, parseUserLabels } from "./load_balancers/mod.ts";
 import type { AddressFamily } from "./instances/mod.ts";
@@ -105,6 +111,8 @@ export async function readHcloudConfig(
   let token = str("HCLOUD_TOKEN")?.trim() || undefined;
   // Neither variable: the Syself chart's mounted Secret (key `hcloud`), when there is one.
   const tokenFile = str("HCLOUD_TOKEN_FILE") ?? (token ? undefined : await syselfFile(syselfDir, "hcloud"));
+  // An operator who set neither variable must learn where the token was looked for.
+  const fileSetting = str("HCLOUD_TOKEN_FILE") ? "HCLOUD_TOKEN_FILE" : SYSELF_SETTING("HCLOUD_TOKEN");
   if (tokenFile) {
     try {
       const fromFile = (await readSecretFile(tokenFile)).trim();
@@ -116,7 +124,7 @@ export async function readHcloudConfig(
       }
       token ||= fromFile;
     } catch (err) {
-      if (!token) errors.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}: ${(err as Error).message}`);
+      if (!token) errors.push(`${fileSetting}: cannot read ${tokenFile}: ${(err as Error).message}`);
       else warnings.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}; using HCLOUD_TOKEN`);
     }
   }
@@ -216,7 +224,7 @@ export async function readHcloudConfig(
   }
 
   const robot = await readRobotConfig(env, errors, bool, syselfDir);
-  // Accepted and checked as the official CCM does, without effect here (the README says why):
+  // Accepted and checked as the official CCM does, without effect here (docs/guides/nodes.md says why):
   // request logging is --log-level=debug; there is no attached-network check to disable.
   bool("HCLOUD_DEBUG", false);
   bool("HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK", false);

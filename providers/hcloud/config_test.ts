@@ -145,3 +145,36 @@ Deno.test("config: without HCLOUD_TOKEN(_FILE) the Syself chart's mounted Secret
   assertEquals([direct.config.token, direct.config.tokenFile], ["d".repeat(64), undefined]);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("config: a hostile file at the Syself mount (FIFO, folder, oversized) exits naming it, without reading it", async () => {
+  // Whoever can place files where the Secret is mounted could otherwise hang the start (a FIFO
+  // nobody writes) or fill the memory (a huge file): the mount passes the same guard as
+  // HCLOUD_TOKEN_FILE, a `stat` before any read.
+  const dir = await Deno.makeTempDir();
+  const cases: [string, () => Promise<void>, RegExp][] = [
+    ["FIFO", async () => {
+      await new Deno.Command("mkfifo", { args: [`${dir}/hcloud`] }).output();
+    }, /is not a regular file/],
+    ["folder", () => Deno.mkdir(`${dir}/hcloud`), /is not a regular file/],
+    [
+      "oversized",
+      () => Deno.writeTextFile(`${dir}/hcloud`, "m".repeat(5000)),
+      /5000 bytes, more than the 4096/,
+    ],
+  ];
+  for (const [what, make, expected] of cases) {
+    await make();
+    const { errors, config } = await readHcloudConfig({}, dir);
+    assertEquals(errors.length, 1, what);
+    assert(
+      errors[0].startsWith(
+        `HCLOUD_TOKEN (unset, so read from the Syself chart's Secret mount): cannot read ${dir}/hcloud`,
+      ),
+      errors[0],
+    );
+    assert(expected.test(errors[0]), `${what}: ${errors[0]}`);
+    assertEquals(config.token || undefined, undefined, what);
+    await Deno.remove(`${dir}/hcloud`, { recursive: true });
+  }
+  await Deno.remove(dir, { recursive: true });
+});

@@ -246,8 +246,10 @@ export { type LoadBalancerDefaults, readHcloudConfig } from "./config.ts";
 export { hcloudContext } from "./context.ts";
 export { HcloudInstances } from "./instances/mod.ts";
 export {
+  annotationsPage,
   driftPageSize,
   KNOWN_ANNOTATIONS,
+  OWN_ANNOTATION_REFERENCE,
   parseLoadBalancerSpec,
   POLICY_EXCEPTIONS,
   policyTemplate,

@@ -2,7 +2,7 @@
  * Every name the Hetzner provider reads or writes: annotation prefixes and annotations on Services
  * and Nodes, labels on Nodes, and labels on cloud objects. The official CCM's names come first; ours
  * (`deno-ccm/…`, `node.deno-ccm.io/…`, `service.deno-ccm.io/…`) are marked so. Who writes each one is
- * its threat model (README, "What a tenant can make the CCM do").
+ * its threat model (docs/explanation/threat-model.md).
  *
  * @module
  */

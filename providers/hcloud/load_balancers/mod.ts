@@ -14,6 +14,7 @@ export {
   policyTemplate,
   PREFIX,
 } from "./spec/mod.ts";
+export { annotationsPage, OWN_ANNOTATION_REFERENCE } from "./spec/mod.ts";
 export { CO_MANAGED_STATE } from "./co_managed.ts";
 export { SHARED_STATE } from "./shared.ts";
 export { driftPageSize } from "./drift.ts";

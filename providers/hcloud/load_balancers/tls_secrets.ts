@@ -113,7 +113,7 @@ export class TlsCertificates {
     }
     // Consent withdrawn (label removed, Secret deleted) is said apart from bad content: the certificate
     // stays while a Service of the namespace names the Secret (the namespace's own choice); it goes
-    // once no Service does (see the README, "TLS Secrets").
+    // once no Service does (docs/guides/tls-from-secrets.md).
     warnings.push(
       secret
         ? {

@@ -57,7 +57,8 @@ export async function readRobotConfig(
   const secret = async (name: "ROBOT_USER" | "ROBOT_PASSWORD") => {
     const direct = str(name) ?? (name === "ROBOT_USER" ? userName : undefined);
     let file = str(`${name}_FILE`);
-    if (!file && direct === undefined) file = await syselfFile(syselfDir, SYSELF_KEYS[name]);
+    const fromMount = !file && direct === undefined;
+    if (fromMount) file = await syselfFile(syselfDir, SYSELF_KEYS[name]);
     if (!file) return direct;
     if (direct !== undefined) {
       errors.push(`${name} and ${name}_FILE are both set: set only one of them`);
@@ -66,7 +67,11 @@ export async function readRobotConfig(
     try {
       return (await readSecretFile(file)).trim() || undefined;
     } catch (err) {
-      errors.push(`${name}_FILE: cannot read ${file}: ${secretFileProblem(err)}`);
+      errors.push(
+        `${fromMount ? SYSELF_SETTING(name) : `${name}_FILE`}: cannot read ${file}: ${
+          secretFileProblem(err)
+        }`,
+      );
       return undefined;
     }
   };
@@ -103,6 +108,10 @@ export async function readRobotConfig(
     hrobotProviderIds: parseBool("HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL", true),
   };
 }
+
+/** How a message names a credential read from the Syself mount (no variable named it). */
+export const SYSELF_SETTING = (name: "HCLOUD_TOKEN" | "ROBOT_USER" | "ROBOT_PASSWORD"): string =>
+  `${name} (unset, so read from the Syself chart's Secret mount)`;
 
 /** The Syself Secret's key for each credential. */
 const SYSELF_KEYS = { ROBOT_USER: "robot-user", ROBOT_PASSWORD: "robot-password", HCLOUD_TOKEN: "hcloud" };

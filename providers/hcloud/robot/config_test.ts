@@ -63,3 +63,26 @@ Deno.test("robot config: the Syself chart's names (ROBOT_USER_NAME, the mounted 
   assertEquals((await readRobotConfig(bm, [], bool(bm), dir)).hrobotProviderIds, false);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("robot config: a hostile file at the Syself mount (FIFO, oversized) is refused naming it, never read", async () => {
+  const dir = await Deno.makeTempDir();
+  const env = { ROBOT_ENABLED: "true" };
+  await new Deno.Command("mkfifo", { args: [`${dir}/robot-user`] }).output();
+  await Deno.writeTextFile(`${dir}/robot-password`, "p".repeat(5000));
+  const errors: string[] = [];
+  const config = await readRobotConfig(env, errors, bool(env), dir);
+  assertEquals(errors.length, 2, errors.join("; "));
+  assert(
+    errors[0].startsWith(
+      `ROBOT_USER (unset, so read from the Syself chart's Secret mount): cannot read ${dir}/robot-user`,
+    ) && /not a regular file/.test(errors[0]),
+  );
+  assert(
+    errors[1].startsWith(
+      `ROBOT_PASSWORD (unset, so read from the Syself chart's Secret mount): cannot read ${dir}/robot-password`,
+    ) && /5000 bytes/.test(errors[1]),
+  );
+  assert(errors.every((e) => !e.includes("ppp")), "the content is never shown");
+  assertEquals([config.user, config.password], [undefined, undefined]);
+  await Deno.remove(dir, { recursive: true });
+});

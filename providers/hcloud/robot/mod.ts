@@ -4,5 +4,11 @@
  * @module
  */
 export { RobotClient, type RobotServerInfo } from "./client.ts";
-export { readRobotConfig, type RobotConfig, SYSELF_SECRET_DIR, syselfFile } from "./config.ts";
+export {
+  readRobotConfig,
+  type RobotConfig,
+  SYSELF_SECRET_DIR,
+  SYSELF_SETTING,
+  syselfFile,
+} from "./config.ts";
 export { RobotServers, type RobotSnapshot } from "./servers.ts";

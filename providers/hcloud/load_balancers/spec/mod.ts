@@ -15,6 +15,7 @@ export {
   parseLoadBalancerSpec,
   PREFIX,
 } from "./annotations.ts";
+export { annotationsPage, OWN_ANNOTATION_REFERENCE } from "./annotation_reference.ts";
 export { type LoadBalancerDefaults } from "./defaults.ts";
 export { redirectPort, tlsSecretNames } from "./port_settings.ts";
 export { shareErrors } from "./share_key.ts";
