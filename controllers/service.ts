@@ -256,7 +256,13 @@ class ServiceController implements Controller {
         await patchStatus(this.#ctx.client, svc, { status: { loadBalancer: { ingress: [] } } });
       }
       this.#nodeSets.forget(key);
-      this.#recorder.event(SERVICES, svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+      this.#recorder.event(
+        SERVICES,
+        svc,
+        "Normal",
+        "DeletedLoadBalancer",
+        released?.outcome ?? "Deleted load balancer",
+      );
       // A create still in flight from before a crash could land after this; sweep for it later.
       this.#housekeeping.sweepSoon();
       return;

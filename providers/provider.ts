@@ -177,13 +177,15 @@ export interface LoadBalancers {
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
    * Deletes the balancer (or what the Service owns on it); succeeds when it is already gone. May
-   * return annotations to write on the Service, as `ensureLoadBalancer` does.
+   * return annotations to write on the Service, as `ensureLoadBalancer` does, and `outcome`: what
+   * happened in words when the balancer was not simply deleted (a shared or co-managed balancer that
+   * stays, delete protection), for the `DeletedLoadBalancer` event.
    */
   ensureLoadBalancerDeleted(
     clusterName: string,
     service: Service,
     signal?: AbortSignal,
-  ): Promise<void | { annotations?: Record<string, string | null> }>;
+  ): Promise<void | { annotations?: Record<string, string | null>; outcome?: string }>;
   /**
    * Optional capability: balancers that target some of the eligible Nodes (a node selector, say) or
    * need work shared by all balancers when the node set changes.

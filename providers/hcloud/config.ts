@@ -123,6 +123,8 @@ export async function readHcloudConfig(
         );
       }
       token ||= fromFile;
+      // An empty file is no token: say so, rather than let the API's 401 hide the cause.
+      if (!token) errors.push(`${fileSetting}: ${tokenFile} is empty; it must hold the API token`);
     } catch (err) {
       if (!token) errors.push(`${fileSetting}: cannot read ${tokenFile}: ${(err as Error).message}`);
       else warnings.push(`HCLOUD_TOKEN_FILE: cannot read ${tokenFile}; using HCLOUD_TOKEN`);

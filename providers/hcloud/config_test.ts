@@ -178,3 +178,11 @@ Deno.test("config: a hostile file at the Syself mount (FIFO, folder, oversized) 
   }
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("config: an empty token file is refused naming the file, not left to the API's 401", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/token`, "\n");
+  const { errors } = await readHcloudConfig({ HCLOUD_TOKEN_FILE: `${dir}/token` }, dir);
+  assertEquals(errors, [`HCLOUD_TOKEN_FILE: ${dir}/token is empty; it must hold the API token`]);
+  await Deno.remove(dir, { recursive: true });
+});

@@ -8,7 +8,7 @@ import { startTestSim } from "../../../testing/sim_harness.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { DEFAULT_SIM_TOKEN } from "../../../hcloud_sim/simulator.ts";
 import { HcloudProvider, readHcloudConfig } from "../mod.ts";
-import { rootCause, TerminalError } from "../../errors.ts";
+import { rootCause, TerminalError, warningsOf } from "../../errors.ts";
 import { Registry } from "../../../lib/metrics.ts";
 import { EXAMPLE_CERT, EXAMPLE_KEY } from "../../../tests/fixtures/example_com.ts";
 
@@ -442,6 +442,60 @@ Deno.test("hcloud LBs: the targets' health comes with the drift list, as a metri
     await lbs.inventory.drift();
     assertEquals(of(other, "unknown"), 0);
     assertEquals(of(service, "unhealthy"), 1);
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: a refused value comes with the Service's other problems, so one edit fixes all", async () => {
+  const { t, lbs, nodes } = await setup();
+  try {
+    // The trial's file: two bad values, a typo'd annotation and source ranges, all said in one sync.
+    const service = svc({
+      [`${P}location`]: "nbg1",
+      [`${P}health-check-interval`]: "2s",
+      [`${P}protocol`]: "htps",
+      [`${P}lcoation`]: "fsn1",
+    }, { loadBalancerSourceRanges: ["10.1.0.0/16"] });
+    const err = await assertRejects(() => lbs.ensureLoadBalancer("k", service, nodes), Error);
+    assert(/"htps" is not one of tcp, http, https/.test(err.message), err.message);
+    assert(/health-check-interval: "2s" must be between/.test(err.message));
+    assertEquals(warningsOf(err).map((w) => w.reason).sort(), [
+      "LoadBalancerTypeUnconfigured",
+      "UnknownAnnotation",
+      "UnsupportedLoadBalancerSourceRanges",
+    ]);
+    assertEquals(t.sim.world.loadBalancers.size, 0, "nothing is created for a refused value");
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("hcloud LBs: leaving a shared balancer says the balancer stays, and for whom", async () => {
+  const { t, lbs, nodes } = await setup();
+  const S = "service.deno-ccm.io/load-balancer-share";
+  const shop = (port: number, extra: Record<string, string> = {}) =>
+    svc({ [`${P}location`]: "nbg1", [S]: "shop", ...extra }, {
+      ports: [{ name: "p", port, protocol: "TCP", nodePort: 30000 + port }],
+    });
+  try {
+    const [a, b, c] = [shop(80), shop(8080), shop(9090, { [`${P}type`]: "lb21" })];
+    await lbs.ensureLoadBalancer("k", a, nodes);
+    await lbs.ensureLoadBalancer("k", b, nodes);
+    // Only the setting that differs is named (the location is the same on all three).
+    const refused = await assertRejects(() => lbs.ensureLoadBalancer("k", c, nodes), Error);
+    assert(/whole balancer \(type=lb21\) differ/.test(refused.message), refused.message);
+    const [lb] = t.sim.world.loadBalancers.values();
+    const leftA = await lbs.ensureLoadBalancerDeleted("k", a);
+    assertEquals(
+      leftA?.outcome,
+      `Removed the Service's ports from shared load balancer ${lb.name}; it stays for Service default/${
+        b.metadata!.name
+      }`,
+    );
+    const leftB = await lbs.ensureLoadBalancerDeleted("k", b);
+    assertEquals(leftB?.outcome, `Deleted shared load balancer ${lb.name} (the last Service on it)`);
+    assertEquals(t.sim.world.loadBalancers.size, 0);
   } finally {
     await t.finish();
   }

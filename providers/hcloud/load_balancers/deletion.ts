@@ -34,23 +34,26 @@ export async function deleteServiceBalancer(
   parts: DeletionParts,
   service: Service,
   spec: LoadBalancerSpec,
-): Promise<void | { annotations: Record<string, null> }> {
+): Promise<void | { annotations?: Record<string, null>; outcome?: string }> {
   const clusterId = parts.clusterId();
   if (spec.share || service.metadata?.annotations?.[SHARED_STATE] !== undefined) {
-    await parts.shared.release(service, clusterId);
+    const outcome = await parts.shared.release(service, clusterId);
     const https = spec.protocol === "https" || [...spec.ports.values()].some((p) => p.protocol === "https");
     await deleteCertificates(parts, service, spec, https);
-    return { annotations: { [SHARED_STATE]: null } };
+    return { annotations: { [SHARED_STATE]: null }, outcome };
   }
   const released = await parts.coManaged.release(service, clusterId);
   if (released || spec.attachTo) {
     await parts.certificates.deleteFor(service);
-    return released;
+    // The balancer is its maker's: only what the Service added went.
+    const outcome = `Removed the Service's ports from load balancer ${spec.attachTo ?? ""}`.trimEnd() +
+      " (made outside Kubernetes; it stays)";
+    return { ...released, outcome };
   }
   const lb = await parts.lookup.findByUid(service);
   if (lb) parts.asked.delete(lb.id);
   // Delete protection wins: the load balancer (and its IPs and certificates) stay; the Service can go.
-  if (lb?.protection?.delete) return;
+  if (lb?.protection?.delete) return { outcome: `Kept load balancer ${lb.name}: delete protection is on` };
   if (lb) {
     try {
       await parts.client.call(

@@ -206,7 +206,12 @@ export class HcloudLoadBalancers implements LoadBalancers {
         return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
       } catch (err) {
         const ports = invalid.size && stage >= HccmStage.Services ? unsupportedPorts(service) : [];
-        throw ProviderError.with(err, { warnings: [...unconfigured, ...ports] });
+        // A refused value ends the sync before the Service's fields are looked at: say in the same
+        // sync what else needs fixing (a typo'd annotation, source ranges), so one edit fixes all.
+        const fields = invalid.size
+          ? checkServiceFields(service, parsed, 1).warnings.filter((w) => w.reason !== "NothingToServe")
+          : [];
+        throw ProviderError.with(err, { warnings: [...unconfigured, ...ports, ...fields] });
       }
     });
   }
@@ -495,7 +500,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     _cluster: string,
     service: Service,
     signal?: AbortSignal,
-  ): Promise<void | { annotations: Record<string, null> }> {
+  ): Promise<void | { annotations?: Record<string, null>; outcome?: string }> {
     this.#tlsRefs.delete(service.metadata?.uid ?? "");
     return await withSignal(
       signal,

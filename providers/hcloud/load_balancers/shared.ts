@@ -43,7 +43,7 @@ import {
   sharedLabels,
   sharedName,
   shareSelector,
-  wholeSettingsNamed,
+  wholeSettingsDiffering,
 } from "./shared_record.ts";
 
 type LB = Schemas["load_balancer"];
@@ -115,7 +115,7 @@ export class SharedBalancers {
         const others = otherMembers(lb, me);
         if (lb.labels?.[SHARE_SETTINGS_LABEL] !== digest && others.length) {
           throw refused(
-            `its settings of the whole balancer (${wholeSettingsNamed(spec)}) differ from those of ` +
+            `its settings of the whole balancer (${wholeSettingsDiffering(spec, lb)}) differ from those of ` +
               `${serviceList(namespace, others)}, which share load balancer ${lb.name} under key "${key}"; ` +
               "the settings of a shared balancer must be the same on every Service",
           );
@@ -177,12 +177,18 @@ export class SharedBalancers {
   }
 
   /** Takes `service` off every shared balancer of its namespace (deleting one it was the last on). */
-  async release(service: Service, clusterId: string | undefined): Promise<void> {
+  /** Takes the Service's ports off its shared balancers; says what happened, for the event. */
+  async release(service: Service, clusterId: string | undefined): Promise<string | undefined> {
     this.#forget(service.metadata!.uid!);
-    if (!clusterId) return;
+    if (!clusterId) return undefined;
     const namespace = service.metadata?.namespace ?? "default";
-    await this.#serialized(namespace, async () => {
-      for (const lb of await this.#list(clusterId, namespace)) await this.#leave(lb, service.metadata!.name!);
+    return await this.#serialized(namespace, async () => {
+      const done: string[] = [];
+      for (const lb of await this.#list(clusterId, namespace)) {
+        const words = await this.#leave(lb, service.metadata!.name!);
+        if (words) done.push(words);
+      }
+      return done.length ? done.join("; ") : undefined;
     });
   }
 
@@ -203,12 +209,13 @@ export class SharedBalancers {
     return out;
   }
 
-  async #leave(lb: LB, me: string): Promise<void> {
+  /** Leaves `lb`; says what happened (undefined: nothing of `me` was on it). */
+  async #leave(lb: LB, me: string): Promise<string | undefined> {
     const plan = planLeave(lb, me);
-    if (!plan.mine) return;
+    if (!plan.mine) return undefined;
     if (plan.deleteBalancer) {
       // Delete protection wins, as for a Service's own balancer: it stays, with everything on it.
-      if (lb.protection?.delete) return;
+      if (lb.protection?.delete) return `Kept shared load balancer ${lb.name}: delete protection is on`;
       this.asked.delete(lb.id);
       try {
         await this.#client.call(
@@ -218,10 +225,13 @@ export class SharedBalancers {
       } catch (err) {
         if (!(err instanceof CloudApiError && err.status === 404)) throw err;
       }
-      return;
+      return `Deleted shared load balancer ${lb.name} (the last Service on it)`;
     }
     await this.#run(lb, plan.actions);
     await this.#run(lb, [{ kind: "update", labels: plan.labels! }]);
+    const staying = [...new Set([...portOwners(lb.labels).values()].filter((o) => o !== me))].sort();
+    return `Removed the Service's ports from shared load balancer ${lb.name}; it stays for ` +
+      serviceList(lb.labels?.[SERVICE_NAMESPACE_LABEL] ?? "default", staying);
   }
 
   #forget(uid: string): void {

@@ -87,6 +87,33 @@ export function wholeSettingsNamed(spec: LoadBalancerSpec): string {
   return named.length ? named.join(", ") : "no settings of the whole balancer (all defaults)";
 }
 
+/**
+ * The settings of the whole balancer that set `spec` apart from the shared balancer as it is (its
+ * type, location, algorithm, name, protection, public interface): the ones to change. When none of
+ * those differ (the difference is in labels, a subnet, rDNS), every setting is named.
+ */
+export function wholeSettingsDiffering(spec: LoadBalancerSpec, lb: Schemas["load_balancer"]): string {
+  const differ = Object.entries({
+    name: spec.name !== undefined && spec.name !== lb.name ? spec.name : undefined,
+    location: spec.location !== undefined && spec.location !== lb.location?.name ? spec.location : undefined,
+    "network-zone": spec.networkZone !== undefined && spec.networkZone !== lb.location?.network_zone
+      ? spec.networkZone
+      : undefined,
+    type: spec.type !== undefined && spec.type !== lb.load_balancer_type?.name ? spec.type : undefined,
+    "algorithm-type": spec.algorithm !== undefined && spec.algorithm !== lb.algorithm?.type
+      ? spec.algorithm
+      : undefined,
+    "disable-public-network": spec.disablePublicNetwork !== undefined &&
+        spec.disablePublicNetwork === lb.public_net?.enabled
+      ? spec.disablePublicNetwork
+      : undefined,
+    "protection-delete": spec.protectDelete !== undefined && spec.protectDelete !== lb.protection?.delete
+      ? spec.protectDelete
+      : undefined,
+  }).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+  return differ.length ? differ.join(", ") : wholeSettingsNamed(spec);
+}
+
 async function sha256Hex(text: string): Promise<string> {
   const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
   return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
