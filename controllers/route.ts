@@ -26,6 +26,7 @@ import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 import { hasTaint, UNINITIALIZED_TAINT } from "./node_metadata.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
+import { LimitReachedError, rootCause, TerminalError } from "../providers/errors.ts";
 
 /** The component name on events. */
 export const ROUTE_COMPONENT = "route_controller";
@@ -75,6 +76,13 @@ class RouteController implements Controller {
   /** Conflicts already reported (`cidr|node UID|machine`). */
   readonly #toldConflict = new Set<string>();
   readonly #foreignGauge;
+  /** Nodes waiting for room in the network, and the Nodes already told so (UIDs). */
+  readonly #limitGauge;
+  readonly #toldLimit = new Set<string>();
+  /** The network's route count when the cloud last refused one more; creates wait until it falls. */
+  #limitHitAt?: number;
+  /** Creates that cannot succeed until the Node changes, already reported (`uid|message`). */
+  readonly #toldTerminal = new Set<string>();
 
   constructor(ctx: ControllerContext, routes: Routes, clusterCidrs: Cidr[]) {
     this.#ctx = ctx;
@@ -92,6 +100,10 @@ class RouteController implements Controller {
     this.#foreignGauge = ctx.metrics.gauge(
       "route_foreign_routes",
       "Routes inside the cluster CIDR through machines that are not Nodes of this cluster (left alone).",
+    );
+    this.#limitGauge = ctx.metrics.gauge(
+      "route_limit_unrouted_nodes",
+      "Nodes without a route because the network holds no more routes (everyone's together).",
     );
     ctx.informers.for(NODES).addHandlers({
       onAdd: () => this.#trigger(),
@@ -183,10 +195,12 @@ class RouteController implements Controller {
     const keyOf = (w: Wanted) => `${w.cidr}|${w.node.metadata!.name}`;
     // Delete stale routes we are responsible for: inside the cluster CIDR, not wanted as they are.
     const failures: string[] = [];
+    let count = existing.length;
     for (const route of existing) {
       if (!this.#responsibleFor(route) || isWanted(route) || foreign(route)) continue;
       try {
         await this.#routes.deleteRoute(clusterName, route, signal);
+        count--;
         this.#log.info("deleted route {destination} via {gateway}", {
           destination: route.destinationCIDR,
           gateway: gatewayOf(route),
@@ -199,6 +213,11 @@ class RouteController implements Controller {
     const present = new Set(wanted.filter((w) => existing.some((r) => matches(r, w))).map(keyOf));
     const done = new Set<string>(); // node names whose routes all exist
     const failedNodes = new Set<string>();
+    /** Nodes left without a route for want of room in the network, with the count then. */
+    const limited = new Map<string, Wanted>();
+    // Room freed (someone deleted routes): try again; else create none beyond what the cloud holds.
+    if (this.#limitHitAt !== undefined && count < this.#limitHitAt) this.#limitHitAt = undefined;
+    const cap = Math.min(this.#routes.maxRoutes ?? Infinity, this.#limitHitAt ?? Infinity);
     this.#awaitingAddress.clear();
     for (const w of wanted) {
       const name = w.node.metadata!.name!;
@@ -213,9 +232,13 @@ class RouteController implements Controller {
         this.#awaitingAddress.add(name);
         continue;
       }
+      if (count >= cap) {
+        limited.set(name, w);
+        continue;
+      }
       const started = Date.now();
       try {
-        if (!w.gateway) throw new Error("the node has no InternalIP address");
+        if (!w.gateway) throw new TerminalError("the node has no InternalIP address");
         await this.#routes.createRoute(clusterName, w.node.metadata?.uid ?? name, {
           name: "",
           targetNode: name,
@@ -223,6 +246,7 @@ class RouteController implements Controller {
           destinationCIDR: w.cidr,
         }, signal);
         present.add(keyOf(w));
+        count++;
         this.#log.info("created route {cidr} via {gateway} for node {name}", {
           cidr: w.cidr,
           gateway: w.gateway,
@@ -230,9 +254,21 @@ class RouteController implements Controller {
         });
       } catch (err) {
         signal.throwIfAborted(); // cancelled, not failed: no event
+        if (rootCause(err) instanceof LimitReachedError) {
+          // The cloud's own count said no: no more creates until routes are freed (never a loop).
+          this.#limitHitAt = count;
+          limited.set(name, w);
+          continue;
+        }
         failedNodes.add(name);
         const message = (err as Error).message;
-        failures.push(`create ${w.cidr} for ${name}: ${message}`);
+        // Cannot succeed until the Node changes (which brings a run): said once, not retried.
+        const terminal = rootCause(err) instanceof TerminalError;
+        if (terminal) {
+          const told = `${w.node.metadata?.uid}|${message}`;
+          if (this.#toldTerminal.has(told)) continue;
+          this.#toldTerminal.add(told);
+        } else failures.push(`create ${w.cidr} for ${name}: ${message}`);
         this.#recorder.event(
           NODES,
           w.node,
@@ -249,8 +285,35 @@ class RouteController implements Controller {
         done.add(w.node.metadata!.name!);
       }
     }
-    await this.#updateConditions(nodes, wanted, done);
+    this.#reportLimited(limited, count, cap);
+    await this.#updateConditions(nodes, wanted, done, limited);
     if (failures.length) throw new Error(`route reconciliation incomplete: ${failures.join("; ")}`);
+  }
+
+  /** One Warning per Node while it waits for room in the network; a gauge of how many wait. */
+  #reportLimited(limited: Map<string, Wanted>, count: number, cap: number): void {
+    this.#limitGauge.set({}, limited.size);
+    const waiting = new Set([...limited.values()].map((w) => w.node.metadata!.uid!));
+    for (const uid of this.#toldLimit) if (!waiting.has(uid)) this.#toldLimit.delete(uid);
+    for (const w of limited.values()) {
+      if (this.#toldLimit.has(w.node.metadata!.uid!)) continue;
+      this.#toldLimit.add(w.node.metadata!.uid!);
+      const limit = Number.isFinite(cap) ? `at most ${cap} routes` : "no more routes";
+      this.#recorder.event(
+        NODES,
+        w.node,
+        "Warning",
+        "RouteLimitReached",
+        `No route for pod CIDR ${w.cidr}: the network holds ${limit} (everyone's together) and has ${count}. ` +
+          "The Node gets its route once routes are freed; a cluster this large routes pods with its CNI " +
+          "instead (network routes off)",
+      );
+    }
+    if (limited.size) {
+      this.#log.warning("{count} nodes have no route: the network holds no more routes", {
+        count: limited.size,
+      });
+    }
   }
 
   /** One Warning per Node, pod CIDR and blocking machine. */
@@ -287,7 +350,12 @@ class RouteController implements Controller {
     );
   }
 
-  async #updateConditions(nodes: Node[], wanted: Wanted[], done: Set<string>): Promise<void> {
+  async #updateConditions(
+    nodes: Node[],
+    wanted: Wanted[],
+    done: Set<string>,
+    limited: Map<string, Wanted>,
+  ): Promise<void> {
     const withRoutes = new Set(wanted.map((w) => w.node.metadata!.name!));
     for (const node of nodes) {
       const name = node.metadata!.name!;
@@ -296,13 +364,21 @@ class RouteController implements Controller {
       const current = (node.status?.conditions ?? []).find((c) => c.type === "NetworkUnavailable");
       const status = ok ? "False" : "True";
       const reason = ok ? "RouteCreated" : "NoRouteCreated";
-      if (current?.status === status && current.reason === reason) continue;
+      const message = ok
+        ? "RouteController created a route"
+        : limited.has(name)
+        ? "RouteController failed to create a route: the network holds no more routes"
+        : "RouteController failed to create a route";
+      // The message is compared only where ours says more (the limit): no write otherwise, as upstream.
+      const same = current?.status === status && current.reason === reason &&
+        (!limited.has(name) || current.message === message);
+      if (same) continue;
       const now = new Date().toISOString();
       const condition: NodeCondition = {
         type: "NetworkUnavailable",
         status,
         reason,
-        message: ok ? "RouteController created a route" : "RouteController failed to create a route",
+        message,
         lastTransitionTime: now,
         lastHeartbeatTime: now,
       };

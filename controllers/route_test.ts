@@ -8,6 +8,8 @@ import { newController } from "../testing/controller_harness.ts";
 import { FakeProvider } from "../providers/fake/fake_provider.ts";
 import { routeController } from "./route.ts";
 import { abortableSleep } from "../lib/sleep.ts";
+import { eventually } from "../testing/helpers.ts";
+import { NODES } from "../kube/resources.ts";
 
 function node(name: string, podCIDR: string, ip: string): Node & { metadata: { name: string } } {
   return {
@@ -103,3 +105,54 @@ Deno.test("route controller (fake provider): a route through another cluster's m
     .filter((e) => e.reason === "RouteConflict");
   assertEquals(conflicts.map((e) => e.involvedObject?.name), ["b"], "one Warning, on the blocked Node");
 });
+
+for (const advertised of [false, true]) {
+  Deno.test(
+    `route controller (fake provider): a full network is reported once per Node, never retried in a loop (limit ${
+      advertised ? "advertised" : "found by a refusal"
+    })`,
+    async () => {
+      const fake = new FakeProvider();
+      fake.routeLimit = 2;
+      fake.advertiseRouteLimit = advertised;
+      for (const n of ["a", "b", "c"]) fake.addMachine(n);
+      const t = newController(routeController, fake, ARGS);
+      t.apiserver.seed("nodes", node("a", "10.244.0.0/24", "10.0.0.2"));
+      t.apiserver.seed("nodes", node("b", "10.244.1.0/24", "10.0.0.3"));
+      t.apiserver.seed("nodes", node("c", "10.244.2.0/24", "10.0.0.4"));
+      const routed = (n: string) => [...fake.routeTable.values()].some((r) => r.targetNode === n);
+      await t.runWhile(async () => {
+        await abortableSleep(800); // eight reconciliation periods
+        assertEquals(fake.routeTable.size, 2);
+        // Two creates, plus (when the limit is not advertised) the one refusal that taught it: no loop.
+        const creates = fake.calls.filter((c) => c.startsWith("create-route")).length;
+        assertEquals(creates, advertised ? 2 : 3);
+        const waiting = ["a", "b", "c"].find((n) => !routed(n))!;
+        type Event = { reason?: string; message?: string; involvedObject?: { name?: string } };
+        const events = t.apiserver.objects<Event>("events");
+        const limited = events.filter((e) => e.reason === "RouteLimitReached");
+        assertEquals(
+          limited.map((e) => e.involvedObject?.name),
+          [waiting],
+          "one Warning, on the Node left out",
+        );
+        assertEquals(/holds at most 2 routes|holds no more routes/.test(limited[0].message ?? ""), true);
+        assertEquals(events.some((e) => e.reason === "FailedToCreateRoute"), false);
+        const condition = t.apiserver.object<Node>("nodes", waiting)?.status?.conditions?.find((c) =>
+          c.type === "NetworkUnavailable"
+        );
+        assertEquals([condition?.status, condition?.reason], ["True", "NoRouteCreated"]);
+        assertEquals(
+          condition?.message,
+          "RouteController failed to create a route: the network holds no more routes",
+        );
+        assertEquals(t.metrics.gauge("route_limit_unrouted_nodes", "").get(), 1);
+        // A route freed (its Node deleted) makes room: the waiting Node gets its route.
+        await t.client.delete(NODES, ["a", "b", "c"].find((n) => n !== waiting)!);
+        await eventually(() => routed(waiting), 5_000);
+        await eventually(() => t.metrics.gauge("route_limit_unrouted_nodes", "").get() === 0, 5_000);
+        assertEquals(fake.routeTable.size, 2);
+      });
+    },
+  );
+}

@@ -142,6 +142,13 @@ export function networkRoutes(): SimRoute[] {
           (req.body as { expose_routes_to_vswitch?: boolean }).expose_routes_to_vswitch ?? false,
       };
       subnets.forEach((s, i) => addSubnet(r, network, s as Record<string, unknown>, `subnets[${i}].`));
+      if (routes.length > world.networkLimits.routes) {
+        throw faults.code(
+          403,
+          "resource_limit_exceeded",
+          `a network holds at most ${world.networkLimits.routes} routes`,
+        );
+      }
       routes.forEach((x, i) => {
         const { destination = "", gateway = "" } = x as { destination?: string; gateway?: string };
         for (const [field, msgs] of Object.entries(routeProblem(network, destination, gateway))) {
@@ -191,6 +198,13 @@ export function networkRoutes(): SimRoute[] {
         r.fail(field, msgs.join(", "));
       }
       r.done();
+      if (network.routes.length >= world.networkLimits.routes) {
+        throw faults.code(
+          403,
+          "resource_limit_exceeded",
+          `network ${network.name} already holds ${world.networkLimits.routes} routes, its limit`,
+        );
+      }
       network.routes.push({ destination: parseCidr(destination!)!.text, gateway: gateway! });
       return action(world, network, "add_route");
     }),

@@ -35,6 +35,11 @@ export interface SimulatorOptions {
   rateLimit?: number;
   actionDurationMs?: number;
   latencyMs?: number;
+  /**
+   * Routes and servers one Network holds (default Hetzner's 100 each). Benchmarks of clusters
+   * larger than that raise `servers` to measure the CCM's side, and say so.
+   */
+  networkLimits?: { routes?: number; servers?: number };
   /** Called for every `/v1` response (tests validate bodies against the OpenAPI schema). */
   onResponse?: (info: { method: string; route: string; status: number; body: unknown }) => void;
   quiet?: boolean;
@@ -83,6 +88,7 @@ export class Simulator {
     this.tokens = new Set(options.tokens ?? [DEFAULT_SIM_TOKEN]);
     this.#limit = options.rateLimit ?? 3600;
     this.world.actionDurationMs = options.actionDurationMs ?? 1_000;
+    Object.assign(this.world.networkLimits, options.networkLimits ?? {});
     this.faults.latencyMs = options.latencyMs ?? 0;
     this.#control = controlRoutes(this);
   }

@@ -428,3 +428,44 @@ Deno.test("simulator: certificates, catalog, faults and audit log", async () => 
     await t.finish();
   }
 });
+
+Deno.test("simulator: a Network holds 100 routes and 100 servers; beyond, 403 resource_limit_exceeded", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  try {
+    applySeed(t.sim, NETWORK_SEED);
+    const net = t.sim.world.findNetwork("k8s")!;
+    assertEquals([t.sim.world.networkLimits.routes, t.sim.world.networkLimits.servers], [100, 100]);
+    for (let i = 0; i < 100; i++) t.sim.addServer({ name: `s${i}`, private_net: [{ network: "k8s" }] });
+    // The 101st server: refused at creation and at attach, and nothing is made.
+    const created = await t.api("POST", "/servers", {
+      name: "s100",
+      server_type: "cpx22",
+      image: "ubuntu-24.04",
+      location: "fsn1",
+      networks: [net.id],
+    });
+    assertEquals([created.status, created.body.error?.code], [403, "resource_limit_exceeded"]);
+    assertEquals(t.sim.world.servers.size, 100);
+    const loose = t.sim.addServer({ name: "loose" });
+    const attach = await t.api("POST", `/servers/${loose.id}/actions/attach_to_network`, { network: net.id });
+    assertEquals([attach.status, attach.body.error?.code], [403, "resource_limit_exceeded"]);
+    assertEquals(loose.private_net, []);
+    // Routes: the 101st is refused, whatever its gateway.
+    for (let i = 0; i < 100; i++) {
+      const added = await t.api("POST", `/networks/${net.id}/actions/add_route`, {
+        destination: `10.${100 + Math.floor(i / 100)}.${i % 256}.0/24`,
+        gateway: "10.0.1.2",
+      });
+      assertEquals(added.status, 201, JSON.stringify(added.body));
+    }
+    const over = await t.api("POST", `/networks/${net.id}/actions/add_route`, {
+      destination: "10.200.0.0/24",
+      gateway: "10.0.1.2",
+    });
+    assertEquals([over.status, over.body.error?.code], [403, "resource_limit_exceeded"]);
+    assertMatch(over.body.error.message, /100 routes/);
+    assertEquals(net.routes.length, 100);
+  } finally {
+    await t.finish();
+  }
+});

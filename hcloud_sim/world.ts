@@ -49,6 +49,11 @@ export interface ServerSeed {
 }
 
 /** All resources of one simulated project. */
+/** Routes one Network holds (Hetzner's documented limit). */
+export const NETWORK_ROUTE_LIMIT = 100;
+/** Servers one Network holds (Hetzner's documented limit). */
+export const NETWORK_SERVER_LIMIT = 100;
+
 export class World {
   readonly servers = new Map<number, Server>();
   readonly networks = new Map<number, Network>();
@@ -73,6 +78,11 @@ export class World {
   #ipv6 = 0;
   /** How long actions run before they succeed. */
   actionDurationMs = 1_000;
+  /**
+   * What one Network holds: 100 routes and 100 servers, as Hetzner documents it to users (HCCM #342,
+   * kube-hetzner #1477); the API spec states neither. Beyond them: `403 resource_limit_exceeded`.
+   */
+  networkLimits = { routes: NETWORK_ROUTE_LIMIT, servers: NETWORK_SERVER_LIMIT };
   /** Fraction of actions that end in `error`, and a count of upcoming ones that must. */
   actionFailure = { rate: 0, next: 0 };
   /** Actions made to fail so far (by either knob). */
@@ -220,6 +230,17 @@ export class World {
       volumes: [],
       placement_group: null,
     };
+    // A full network refuses the server before anything is made.
+    for (const attach of seed.private_net ?? []) {
+      const network = this.findNetwork(attach.network);
+      if (network && network.servers.length >= this.networkLimits.servers) {
+        throw faults.code(
+          403,
+          "resource_limit_exceeded",
+          `network ${network.name} already holds ${this.networkLimits.servers} servers, its limit`,
+        );
+      }
+    }
     this.servers.set(id, server);
     // Public addresses are Primary IPs, created with the server and deleted with it.
     for (const [type, net] of [["ipv4", server.public_net.ipv4], ["ipv6", server.public_net.ipv6]] as const) {
@@ -260,6 +281,13 @@ export class World {
   attachServer(server: Server, network: Network, ip?: string): string {
     if (server.private_net.some((p) => p.network === network.id)) {
       throw faults.code(422, "server_already_attached", "server is already attached to this network");
+    }
+    if (network.servers.length >= this.networkLimits.servers) {
+      throw faults.code(
+        403,
+        "resource_limit_exceeded",
+        `network ${network.name} already holds ${this.networkLimits.servers} servers, its limit`,
+      );
     }
     const chosen = this.allocatePrivateIp(network, server.location.network_zone, ip);
     server.private_net.push({

@@ -14,6 +14,18 @@ import type { ProviderWarning } from "./warning.ts";
 
 export { RetryAfterError, rootCause, TerminalError, WrappedError };
 
+/**
+ * The cloud holds no more of something (routes in a network, say): creating another fails until
+ * some go. The controller reports it and waits for the count to fall instead of retrying.
+ */
+export class LimitReachedError extends Error {
+  /** `what` in words ("routes in network k8s"); `limit` when the cloud says or documents it. */
+  constructor(readonly what: string, readonly limit: number | undefined, options?: ErrorOptions) {
+    super(`the cloud holds no more ${what}${limit === undefined ? "" : ` (its limit is ${limit})`}`, options);
+    this.name = "LimitReachedError";
+  }
+}
+
 /** What a {@link ProviderError} adds to its cause. */
 export interface ProviderErrorDetails {
   /**

@@ -310,6 +310,12 @@ export interface Routes {
    * such Nodes are skipped with an event instead of failing every run.
    */
   unroutable?(node: Node): string | undefined;
+  /**
+   * Optional: the most routes the network holds, everyone's together. The controller creates no
+   * route beyond it (and one that fails with `LimitReachedError` tells it the same), reporting the
+   * Nodes left without one instead of retrying.
+   */
+  readonly maxRoutes?: number;
 }
 
 /** What a provider may read of the cluster it serves (upstream hands a client builder; we hand less). */

@@ -24,6 +24,8 @@ export interface ControllerUnderTest {
   controller: Controller;
   apiserver: MemoryApiserver;
   client: KubeClient;
+  /** The metrics the controller registered. */
+  metrics: Registry;
   /** Runs informers and the controller for `ms`, then stops both. */
   runFor(ms: number): Promise<void>;
   /**
@@ -46,13 +48,14 @@ export function newController(
   if (errors.length) throw new Error(errors.join("; "));
   const apiserver = new MemoryApiserver();
   const client = new KubeClient(apiserver);
+  const metrics = new Registry();
   const informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
   const ctx: ControllerContext = {
     client,
     informers,
     provider,
     flags: flags as Flags,
-    metrics: new Registry(),
+    metrics,
     recorder: makeRecorderFactory(client, "test-host").recorder,
   };
   const made = factory(ctx);
@@ -61,6 +64,7 @@ export function newController(
     controller: made,
     apiserver,
     client,
+    metrics,
     runFor(ms: number) {
       return this.runWhile(() => new Promise((r) => setTimeout(r, ms)));
     },

@@ -193,6 +193,15 @@ Deno.test({
           `the chart queries ${name}, which the CCM does not export`,
         );
       }
+      // Every metric the running binary exports is on the generated reference page (its scan of the
+      // registrations misses none).
+      const page = await Deno.readTextFile(new URL("../docs/reference/metrics.md", import.meta.url));
+      const exported = [...metrics.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+      assertEquals(
+        exported.filter((name) => !page.includes(`| \`${name}\` |`)),
+        [],
+        "not in docs/reference/metrics.md",
+      );
       const codes = [...metrics.matchAll(/^kube_api_requests_total\{code="(\d+)",verb="(\w+)"\} (\d+)/gm)];
       assert(codes.length > 0, "the CCM counted its Kubernetes requests");
       const denied = codes.filter(([, code]) => code === "403" || code === "401");

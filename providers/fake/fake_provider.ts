@@ -18,6 +18,7 @@ import type {
   Route,
   Routes,
 } from "../provider.ts";
+import { LimitReachedError } from "../errors.ts";
 
 /** A machine of the fake cloud. */
 export interface FakeInstance extends InstanceMetadata {
@@ -224,6 +225,13 @@ export class FakeProvider implements CloudProvider {
     },
   };
 
+  /**
+   * Routes the fake network holds: beyond it `createRoute` throws `LimitReachedError`, as a cloud
+   * does. With `advertiseRouteLimit` it is also the `maxRoutes` the controller is told.
+   */
+  routeLimit?: number;
+  advertiseRouteLimit = false;
+
   readonly routes: Routes = {
     listRoutes: async (_cluster, signal) => {
       await this.#enter("list-routes", "", signal);
@@ -232,6 +240,9 @@ export class FakeProvider implements CloudProvider {
     createRoute: async (_cluster, _hint, route, signal) => {
       await this.#enter("create-route", route.destinationCIDR, signal);
       this.#fenced();
+      if (this.routeLimit !== undefined && this.routeTable.size >= this.routeLimit) {
+        throw new LimitReachedError("routes in the fake network", this.routeLimit);
+      }
       const known = [...this.machines.values()].some((m) => m.name === route.targetNode);
       this.routeTable.set(route.destinationCIDR, {
         name: `${route.targetNode}-${route.destinationCIDR}`,
@@ -246,6 +257,10 @@ export class FakeProvider implements CloudProvider {
       this.routeTable.delete(route.destinationCIDR);
     },
   };
+  /** `routes.maxRoutes`, as {@link advertiseRouteLimit} says (a getter on the object above). */
+  readonly #maxRoutes = Object.defineProperty(this.routes, "maxRoutes", {
+    get: () => this.advertiseRouteLimit ? this.routeLimit : undefined,
+  });
 
   /** Adds a machine; its provider ID defaults to `fake://<name>`. */
   addMachine(name: string, meta: Partial<InstanceMetadata> & { shutdown?: boolean } = {}): FakeInstance {

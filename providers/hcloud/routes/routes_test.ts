@@ -1,0 +1,56 @@
+/** The hcloud routes against the simulator: the network's route limit reaches the controller typed. */
+import { assert, assertEquals, assertRejects } from "../../../testing/assert.ts";
+import { startTestSim } from "../../../testing/sim_harness.ts";
+import { applySeed } from "../../../hcloud_sim/control.ts";
+import { DEFAULT_SIM_TOKEN } from "../../../hcloud_sim/simulator.ts";
+import { HcloudProvider, readHcloudConfig } from "../mod.ts";
+import { LimitReachedError, rootCause, TerminalError } from "../../errors.ts";
+import { Registry } from "../../../lib/metrics.ts";
+
+Deno.test("hcloud routes: a full network is a LimitReachedError naming it; a Node outside it is terminal", async () => {
+  const t = await startTestSim({ actionDurationMs: 0, networkLimits: { routes: 1 } });
+  try {
+    applySeed(t.sim, {
+      networks: [{
+        name: "k8s",
+        ip_range: "10.0.0.0/8",
+        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+      }],
+    });
+    const { config, errors } = await readHcloudConfig({
+      HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+      HCLOUD_ENDPOINT: t.sim.endpoint,
+      HCLOUD_NETWORK: "k8s",
+    });
+    assertEquals(errors, []);
+    const provider = new HcloudProvider(config, new Registry());
+    await provider.initialize(AbortSignal.timeout(5_000), {});
+    const routes = provider.routes!;
+    assertEquals(routes.maxRoutes, 100, "Hetzner's documented limit");
+    const [a, b] = ["a", "b"].map((name) => t.sim.addServer({ name, private_net: [{ network: "k8s" }] }));
+    const route = (name: string, ip: string, cidr: string) => ({
+      name: "",
+      targetNode: name,
+      targetNodeAddresses: [{ type: "InternalIP", address: ip }],
+      destinationCIDR: cidr,
+    });
+    await routes.listRoutes("k");
+    await routes.createRoute("k", "a", route("a", a.private_net[0].ip!, "10.244.0.0/24"));
+    const full = await assertRejects(
+      () => routes.createRoute("k", "b", route("b", b.private_net[0].ip!, "10.244.1.0/24")),
+      Error,
+    );
+    assert(rootCause(full) instanceof LimitReachedError, `${full.name}: ${full.message}`);
+    assertEquals(full.message, "the cloud holds no more routes in network k8s (its limit is 100)");
+    // A Node whose server is not in the network (a full network refuses servers too) cannot be a
+    // gateway until its addresses change: retrying is pointless.
+    const outside = await assertRejects(
+      () => routes.createRoute("k", "c", route("c", "192.168.1.5", "10.244.2.0/24")),
+      Error,
+    );
+    assert(rootCause(outside) instanceof TerminalError, outside.message);
+    assert(/has no InternalIP in network k8s .* at most 100 servers/.test(outside.message), outside.message);
+  } finally {
+    await t.finish();
+  }
+});
