@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { managedNode } from "./node_metadata.ts";
 import { missingPermission } from "../kube/errors.ts";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.d.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
@@ -117,6 +118,8 @@ class CsrApprover implements Controller {
     if (refused(checked)) return await this.#refuse(csr, checked);
     const nodes = this.#ctx.informers.for(NODES);
     const node = nodes.get(checked.node);
+    // Not the cloud's (labelled so): the cloud cannot vouch for it; left for another approver, quietly.
+    if (node && !managedNode(node)) return;
     if (!node) {
       return await this.#refuse(csr, { reason: "NoNode", message: `no Node ${checked.node} exists` });
     }

@@ -14,13 +14,17 @@ import { csrApproverController } from "./csr_approver.ts";
 
 const KUBELET = { username: "system:node:web-1", groups: ["system:nodes"] };
 
-async function setup(args: string[] = [], providerID: string | null = "fake://web-1") {
+async function setup(
+  args: string[] = [],
+  providerID: string | null = "fake://web-1",
+  labels: Record<string, string> = {},
+) {
   const fake = new FakeProvider();
   fake.addMachine("web-1", {
     nodeAddresses: [{ type: "Hostname", address: "web-1" }, { type: "ExternalIP", address: "203.0.113.7" }],
   });
   const t = newController(csrApproverController, fake, args);
-  const node: Node = { metadata: { name: "web-1" }, spec: providerID ? { providerID } : {} };
+  const node: Node = { metadata: { name: "web-1", labels }, spec: providerID ? { providerID } : {} };
   t.apiserver.seed("nodes", node);
   const own = await makeCertificateRequest({ commonName: "system:node:web-1", ipAddresses: ["203.0.113.7"] });
   const foreign = await makeCertificateRequest({
@@ -69,4 +73,12 @@ Deno.test("csr approver (fake provider): a request from a Node not initialized y
     await eventually(() => decision("own") === "Approved AutoApproved", 5_000);
     assertEquals(decision("foreign"), "Denied ForeignAddress");
   });
+});
+
+Deno.test("csr approver (fake provider): a Node that is not the cloud's is left to another approver, quietly", async () => {
+  const { fake, t, decision, reasons } = await setup([], null, { "node.deno-ccm.io/managed": "false" });
+  await t.runFor(600);
+  assertEquals([decision("own"), decision("foreign")], ["pending", "pending"]);
+  assertEquals(reasons(), []);
+  assertEquals(fake.calls.filter((c) => c.startsWith("machine-record")), []);
 });

@@ -14,6 +14,7 @@ import {
   hasTaint,
   initLabels,
   labelRepairs,
+  managedNode,
   nodeAddresses,
   sameAddresses,
   UNINITIALIZED_TAINT,
@@ -103,7 +104,8 @@ class NodeController implements Controller {
 
   async #sync(name: string, signal: AbortSignal): Promise<void> {
     const node = this.#ctx.informers.for(NODES).get(name);
-    if (!node) return;
+    // Not the cloud's (labelled so): never looked up; its taint is its own tooling's to lift.
+    if (!node || !managedNode(node)) return;
     if (!hasTaint(node, UNINITIALIZED_TAINT)) {
       const repairs = labelRepairs(node);
       if (Object.keys(repairs).length) {
@@ -261,7 +263,9 @@ class NodeController implements Controller {
     while (!signal.aborted) {
       await abortableSleep(period, signal).catch(() => {});
       if (signal.aborted) return;
-      const nodes = this.#ctx.informers.for(NODES).list().filter((n) => !hasTaint(n, UNINITIALIZED_TAINT));
+      const nodes = this.#ctx.informers.for(NODES).list().filter((n) =>
+        !hasTaint(n, UNINITIALIZED_TAINT) && managedNode(n)
+      );
       const results = await Promise.allSettled(
         nodes.map((n) => this.#instances.instanceMetadata(n, "refresh", signal)),
       );

@@ -16,7 +16,10 @@
  * @module
  */
 import type { Node, Taint } from "kubernetes-types/core/v1.d.ts";
-import { EXCLUDE_FROM_LB_LABEL } from "../kube/well_known.ts";
+import { EXCLUDE_FROM_LB_LABEL, MANAGED_LABEL } from "../kube/well_known.ts";
+
+/** The labels a Node's eligibility as a target reads (every label counts where a node-selector reads them). */
+const ELIGIBILITY_LABELS = [EXCLUDE_FROM_LB_LABEL, MANAGED_LABEL];
 import { refilled } from "../lib/token_bucket.ts";
 
 /** The cluster autoscaler's taint: the one taint the load-balancer controller reads. */
@@ -49,7 +52,7 @@ export interface HeldNode {
 export class NodeChangeGuard {
   readonly #taken = new Map<string, Taken>();
   readonly #withLabels = new WeakMap<Node, string>();
-  readonly #excludeOnly = new WeakMap<Node, string>();
+  readonly #eligibilityOnly = new WeakMap<Node, string>();
 
   constructor(
     readonly capacity = NODE_CHANGE_BURST,
@@ -75,7 +78,7 @@ export class NodeChangeGuard {
       const taints = (node.spec?.taints ?? []).filter((t) => t.key === AUTOSCALER_TAINT);
       // Cached per Node object (the informer's objects are replaced, never changed): a look at an
       // unchanged cluster builds no key (a 500-Node burst looks hundreds of times).
-      const keys = labelsMatter ? this.#withLabels : this.#excludeOnly;
+      const keys = labelsMatter ? this.#withLabels : this.#eligibilityOnly;
       let key = keys.get(node);
       if (key === undefined) keys.set(node, key = stateKey(labels, taints, labelsMatter));
       const taken = this.#taken.get(name);
@@ -99,10 +102,8 @@ export class NodeChangeGuard {
         held.push({ node, releaseInMs });
         taken.warnedAt = now;
       }
-      // Held: as last taken. Where no node-selector reads labels, only the exclude label is held.
-      const heldLabels = labelsMatter
-        ? taken.labels
-        : withExclude(labels, taken.labels[EXCLUDE_FROM_LB_LABEL]);
+      // Held: as last taken. Where no node-selector reads labels, only the eligibility labels are held.
+      const heldLabels = labelsMatter ? taken.labels : withEligibility(labels, taken.labels);
       return {
         ...node,
         metadata: { ...node.metadata, labels: heldLabels },
@@ -125,28 +126,34 @@ export function heldMessage(
 ): string {
   const minutes = refillMs / 60_000;
   return `the Node's labels changed more than ${burst} times within ${minutes} minutes (label ` +
-    `${EXCLUDE_FROM_LB_LABEL}, or one a node-selector reads), each change costing cloud writes: load ` +
+    `${EXCLUDE_FROM_LB_LABEL} or ${MANAGED_LABEL}, or one a node-selector reads), each change costing cloud writes: load ` +
     `balancers keep it as it was last taken; its state is taken again in ${
       Math.ceil(releaseInMs / 1000)
     } s, ` +
     `then one change per ${minutes} minutes`;
 }
 
-function withExclude(labels: Record<string, string>, value: string | undefined): Record<string, string> {
+/** `labels` with the eligibility labels as `taken` had them. */
+function withEligibility(
+  labels: Record<string, string>,
+  taken: Record<string, string>,
+): Record<string, string> {
   const out = { ...labels };
-  if (value === undefined) delete out[EXCLUDE_FROM_LB_LABEL];
-  else out[EXCLUDE_FROM_LB_LABEL] = value;
+  for (const key of ELIGIBILITY_LABELS) {
+    if (taken[key] === undefined) delete out[key];
+    else out[key] = taken[key];
+  }
   return out;
 }
 
 /**
- * What a change is counted on: the exclude label and the autoscaler's taint, and every label when a
+ * What a change is counted on: the eligibility labels and the autoscaler's taint, and every label when a
  * balancer's node-selector reads labels (else a label change costs no cloud call and is not counted).
  */
 function stateKey(labels: Record<string, string>, taints: Taint[], labelsMatter: boolean): string {
   const sortedLabels = labelsMatter
     ? Object.entries(labels).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
-    : [labels[EXCLUDE_FROM_LB_LABEL] ?? null];
+    : ELIGIBILITY_LABELS.map((key) => labels[key] ?? null);
   const sortedTaints = taints.map((t) => `${t.key}=${t.value ?? ""}:${t.effect}`).sort();
   return JSON.stringify([sortedLabels, sortedTaints]);
 }

@@ -12,7 +12,7 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
-import { hasTaint, isReady, SHUTDOWN_TAINT, withoutTaint } from "./node_metadata.ts";
+import { hasTaint, isReady, managedNode, SHUTDOWN_TAINT, withoutTaint } from "./node_metadata.ts";
 import { NODES } from "../kube/resources.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { Instances } from "../providers/provider.ts";
@@ -85,7 +85,8 @@ class NodeLifecycleController implements Controller {
    * of the Nodes (and more than one) is not.
    */
   async monitor(signal?: AbortSignal): Promise<void> {
-    const nodes = this.#ctx.informers.for(NODES).list();
+    // Nodes that are not the cloud's (labelled so) are never checked, counted or deleted.
+    const nodes = this.#ctx.informers.for(NODES).list().filter(managedNode);
     // Nodes already held are not read again while the cloud is still not believed: reading each
     // one's server on every pass is a request per Node per period for as long as the hold lasts (20
     // held Nodes at the default 5 s: four times the project's hourly budget). One of them, the first

@@ -9,7 +9,20 @@ import type { Node, NodeAddress, Taint } from "kubernetes-types/core/v1.d.ts";
 import type { InstanceMetadata } from "../providers/provider.ts";
 
 export { PROVIDED_NODE_IP, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
-import { INSTANCE_TYPE_LABELS, PROVIDED_NODE_IP, REGION_LABELS, ZONE_LABELS } from "../kube/well_known.ts";
+import {
+  INSTANCE_TYPE_LABELS,
+  MANAGED_LABEL,
+  PROVIDED_NODE_IP,
+  REGION_LABELS,
+  ZONE_LABELS,
+} from "../kube/well_known.ts";
+import { parseGoBool } from "../lib/go_bool.ts";
+
+/** False for a Node labelled `node.deno-ccm.io/managed` with Go's false: not the cloud's, left alone. */
+export function managedNode(node: Node): boolean {
+  const value = node.metadata?.labels?.[MANAGED_LABEL];
+  return value === undefined || parseGoBool(value) !== false;
+}
 
 /** True when the Node carries the taint with this key. */
 export function hasTaint(node: Node, key: string): boolean {

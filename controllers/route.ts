@@ -24,7 +24,7 @@ import type { Route, Routes } from "../providers/provider.ts";
 import { type Cidr, cidrContains, formatIp, lastAddress, parseCidr } from "../lib/cidr.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
-import { hasTaint, UNINITIALIZED_TAINT } from "./node_metadata.ts";
+import { hasTaint, managedNode, UNINITIALIZED_TAINT } from "./node_metadata.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
 import { LimitReachedError, rootCause, TerminalError } from "../providers/errors.ts";
 
@@ -141,7 +141,11 @@ class RouteController implements Controller {
   async #reconcile(signal: AbortSignal): Promise<void> {
     this.#lastRun = Date.now();
     const clusterName = this.#ctx.flags.clusterName;
-    const nodes = this.#ctx.informers.for(NODES).list().filter((n) => !n.metadata?.deletionTimestamp);
+    const all = this.#ctx.informers.for(NODES).list().filter((n) => !n.metadata?.deletionTimestamp);
+    // A Node that is not the cloud's (labelled so) gets no route, and a route through it (made by
+    // its owner, or before the label) is left as it is.
+    const nodes = all.filter(managedNode);
+    const unmanagedGateways = new Set(all.filter((n) => !managedNode(n)).map(internalIp).filter(Boolean));
     const wanted: Wanted[] = [];
     for (const node of nodes) {
       const unroutable = this.#routes.unroutable?.(node);
@@ -198,6 +202,7 @@ class RouteController implements Controller {
     let count = existing.length;
     for (const route of existing) {
       if (!this.#responsibleFor(route) || isWanted(route) || foreign(route)) continue;
+      if (unmanagedGateways.has(gatewayOf(route))) continue;
       try {
         await this.#routes.deleteRoute(clusterName, route, signal);
         count--;

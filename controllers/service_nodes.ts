@@ -7,6 +7,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseGoBool } from "../lib/go_bool.ts";
 import { EXCLUDE_FROM_LB_LABEL } from "../kube/well_known.ts";
+import { managedNode } from "./node_metadata.ts";
 import { Departures, SelectionDepartures } from "./service_departures.ts";
 import { AUTOSCALER_TAINT, type HeldNode, NodeChangeGuard } from "./node_change_guard.ts";
 
@@ -27,6 +28,8 @@ export function eligibleNode(node: Node): boolean {
   const exclude = node.metadata?.labels?.[EXCLUDE_LABEL];
   // Upstream excludes the Node unless the label reads as Go's false.
   if (exclude !== undefined && parseGoBool(exclude) !== false) return false;
+  // Not the cloud's: no balancer can target it.
+  if (!managedNode(node)) return false;
   return !(node.spec?.taints ?? []).some((t) => t.key === AUTOSCALER_TAINT);
 }
 

@@ -37,6 +37,12 @@ export const NODE_USER_PREFIX = "system:node:";
 /** The group every kubelet is in. */
 export const NODES_GROUP = "system:nodes";
 
+/**
+ * Ours: `node.deno-ccm.io/managed=false` (Go's false) marks a Node that is not the cloud's (a
+ * home-lab machine, another cloud's, a vSwitch box): no controller looks it up, initializes, deletes
+ * or routes it, and no balancer targets it. Azure's `kubernetes.azure.com/managed=false` is the model.
+ */
+export const MANAGED_LABEL = "node.deno-ccm.io/managed";
 /** Ours: an owner's confirmation that a held Node may be deleted (node deletion breaker). */
 export const CONFIRM_DELETION = "node.deno-ccm.io/confirm-deletion";
 /** Ours: the provider labels last synced onto the Node, so removed ones can be taken off. */

@@ -12,7 +12,11 @@ const REPO = new URL("../../../../", import.meta.url);
 const KEY =
   /"((?:service|node)\.deno-ccm\.io\/[a-z0-9-]+|instance\.hetzner\.cloud\/[a-z0-9-]+|alpha\.kubernetes\.io\/[a-z0-9-]+|service\.beta\.kubernetes\.io\/[a-z0-9-]+)"/g;
 /** Labels the CCM writes on Nodes (the Node guide lists them), not annotations. */
-const LABELS = new Set(["instance.hetzner.cloud/provided-by", "instance.hetzner.cloud/is-root-server"]);
+const LABELS = new Set([
+  "instance.hetzner.cloud/provided-by",
+  "instance.hetzner.cloud/is-root-server",
+  "node.deno-ccm.io/managed",
+]);
 
 function sources(dir: URL): URL[] {
   return [...Deno.readDirSync(dir)].flatMap((e) => {
