@@ -208,6 +208,13 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
     meaning: "externalTrafficPolicy: Cluster balancers check kube-proxy's /healthz (port 10256).",
     hccm: "ours",
   },
+  HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES: {
+    default: "false",
+    meaning:
+      "A Service's ingress lists only the balancer's addresses of its spec.ipFamilies, in that order " +
+      "(the annotation service.deno-ccm.io/ingress-follows-ip-families decides per Service).",
+    hccm: "ours",
+  },
   HCLOUD_LOAD_BALANCERS_TLS_SECRETS: {
     default: "false",
     meaning:

@@ -24,6 +24,7 @@ export const OPT_INS: [string, string][] = [
   ["TLS certificates from Secrets", "HCLOUD_LOAD_BALANCERS_TLS_SECRETS=true"],
   ["draining targets", "HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS=true"],
   ["kube-proxy health checks", "HCLOUD_LOAD_BALANCERS_KUBE_PROXY_HEALTH_CHECK=true"],
+  ["ingress following the Service's IP families", "HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES=true"],
   ["Robot servers (the simulator's Robot webservice)", "ROBOT_ENABLED=true"],
   ["kubelet serving certificates", "deno task dev --controllers=*,csr-approver"],
 ];

@@ -8,6 +8,7 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import {
+  INGRESS_FAMILIES_ANNOTATION,
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
   type LoadBalancerDefaults,
@@ -249,6 +250,7 @@ const VALUES: Record<string, string[]> = {
     "",
   ],
   [KUBE_PROXY_HEALTH_CHECK_ANNOTATION]: BOOL,
+  [INGRESS_FAMILIES_ANNOTATION]: BOOL,
   "http-certificates": ["a,b", "anything at all"],
   "http-managed-certificate-name": ["my cert"],
   "http-managed-certificate-acme-staging": ["yes", "true"],

@@ -267,6 +267,7 @@ export async function readHcloudConfig(
       labels: userLabels.labels,
       drainTargets: bool(`${lbPrefix}DRAIN_TARGETS`, false),
       kubeProxyHealthCheck: bool(`${lbPrefix}KUBE_PROXY_HEALTH_CHECK`, false),
+      ingressFollowsIpFamilies: bool(`${lbPrefix}INGRESS_FOLLOWS_IP_FAMILIES`, false),
       tlsSecrets: bool(`${lbPrefix}TLS_SECRETS`, false),
     },
     robot,

@@ -40,6 +40,8 @@ export const ADDRESS_OVERRIDES = {
 export const LB_LABELS_ANNOTATION = "service.deno-ccm.io/load-balancer-labels";
 /** Service annotation: health-check kube-proxy's `/healthz` (port 10256) for `Cluster` traffic (ours). */
 export const KUBE_PROXY_HEALTH_CHECK_ANNOTATION = "service.deno-ccm.io/health-check-kube-proxy";
+/** Service annotation: the ingress lists the balancer's addresses of `spec.ipFamilies` only, in that order (ours). */
+export const INGRESS_FAMILIES_ANNOTATION = "service.deno-ccm.io/ingress-follows-ip-families";
 /** Ours: a `kubernetes.io/tls` Secret (in the Service's namespace) whose certificate https ports serve. */
 export const TLS_SECRET_ANNOTATION = "service.deno-ccm.io/tls-secret";
 /** The label a Secret needs before the CCM reads it: its owner's consent, and the watch's selector. */

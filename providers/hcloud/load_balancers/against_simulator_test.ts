@@ -500,3 +500,52 @@ Deno.test("hcloud LBs: leaving a shared balancer says the balancer stays, and fo
     await t.finish();
   }
 });
+
+Deno.test("hcloud LBs: opted in, the ingress follows the Service's IP families and their order", async () => {
+  const { t, lbs, nodes } = await setup();
+  const A = "service.deno-ccm.io/ingress-follows-ip-families";
+  try {
+    const ips = (result: { ingress?: { ip?: string }[] }) => (result.ingress ?? []).map((i) => i.ip!);
+    const family = (ip: string) => ip.includes(":") ? "IPv6" : "IPv4";
+    const shapes: [string[] | undefined, Record<string, string>, string[]][] = [
+      // Off (the default, as the official CCM): every address whatever the families.
+      [["IPv6"], {}, ["IPv4", "IPv6", "IPv4"]],
+      [["IPv4"], { [A]: "true" }, ["IPv4", "IPv4"]],
+      [["IPv6"], { [A]: "true" }, ["IPv6"]],
+      [["IPv6", "IPv4"], { [A]: "true" }, ["IPv6", "IPv4", "IPv4"]],
+      // ipv6-disabled keeps its meaning: an IPv6-only Service then has no public address listed.
+      [["IPv6", "IPv4"], { [A]: "true", [`${P}ipv6-disabled`]: "true" }, ["IPv4", "IPv4"]],
+      // No families known (an old apiserver): every address.
+      [undefined, { [A]: "true" }, ["IPv4", "IPv6", "IPv4"]],
+    ];
+    for (const [families, annotations, expected] of shapes) {
+      const service = svc({ [`${P}location`]: "nbg1", [`${P}use-private-ip`]: "true", ...annotations }, {
+        ...(families ? { ipFamilies: families } : {}),
+      });
+      const result = await lbs.ensureLoadBalancer("k", service, nodes);
+      assertEquals(ips(result).map(family), expected, `${families} ${JSON.stringify(annotations)}`);
+    }
+    // The operator's default turns it on for every Service; a Service's annotation still decides.
+    const { lbs: lbsOn, nodes: nodesOn, t: t2 } = await setup({
+      HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES: "true",
+    });
+    try {
+      const on = await lbsOn.ensureLoadBalancer(
+        "k",
+        svc({ [`${P}location`]: "nbg1" }, { ipFamilies: ["IPv6"] }),
+        nodesOn,
+      );
+      assertEquals(ips(on).map(family), ["IPv6"]);
+      const off = await lbsOn.ensureLoadBalancer(
+        "k",
+        svc({ [`${P}location`]: "nbg1", [A]: "false" }, { ipFamilies: ["IPv6"] }),
+        nodesOn,
+      );
+      assertEquals(ips(off).map(family), ["IPv4", "IPv6", "IPv4"]);
+    } finally {
+      await t2.finish();
+    }
+  } finally {
+    await t.finish();
+  }
+});

@@ -215,5 +215,8 @@ export function ingressOf(lb: Schemas["load_balancer"], spec: LoadBalancerSpec):
   if (!spec.disablePrivateIngress) {
     for (const p of lb.private_net ?? []) if (p.ip) ingress.push({ ip: p.ip, ipMode });
   }
-  return ingress;
+  if (!spec.ingressFamilies) return ingress;
+  // Opted in: the Service's families, in its order (each family's addresses as above).
+  const familyOf = (ip: string) => ip.includes(":") ? "IPv6" : "IPv4";
+  return spec.ingressFamilies.flatMap((family) => ingress.filter((i) => familyOf(i.ip!) === family));
 }

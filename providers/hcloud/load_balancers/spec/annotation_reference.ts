@@ -28,6 +28,7 @@ import {
   ADDRESS_OVERRIDES,
   CO_MANAGED_STATE,
   EXTERNAL_IPV6_ANNOTATION,
+  INGRESS_FAMILIES_ANNOTATION,
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
   SHARE_ANNOTATION,
@@ -215,6 +216,13 @@ export const OWN_ANNOTATION_REFERENCE: Record<string, AnnotationReference> = {
     default: "`HCLOUD_LOAD_BALANCERS_KUBE_PROXY_HEALTH_CHECK`",
     meaning: "Health-check kube-proxy's /healthz (10256) for `externalTrafficPolicy: Cluster`.",
     hccm: OURS,
+    writer: "tenant",
+  },
+  [INGRESS_FAMILIES_ANNOTATION]: {
+    default: "`HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES`",
+    meaning:
+      "The ingress lists only the balancer's addresses of the Service's `spec.ipFamilies`, in that order.",
+    hccm: "ours: HCCM lists every address",
     writer: "tenant",
   },
   [TLS_SECRET_ANNOTATION]: {

@@ -12,6 +12,7 @@ import { parseCidr, parseIp } from "../../../../lib/cidr.ts";
 import { parseLabelSelector } from "../../../../lib/label_selector.ts";
 import { parseGoBool } from "../../../../lib/go_bool.ts";
 import {
+  INGRESS_FAMILIES_ANNOTATION,
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_ANNOTATION_PREFIX,
   SHARE_ANNOTATION,
@@ -99,6 +100,11 @@ export interface LoadBalancerSpec {
   labels: Record<string, string>;
   /** `Cluster` traffic health-checks kube-proxy's `/healthz` on 10256 (ours). */
   kubeProxyHealthCheck: boolean;
+  /**
+   * The ingress lists only the addresses of the Service's `spec.ipFamilies`, in that order (ours;
+   * off: every address, as the official CCM). `ipFamilies` is what the Service asks for.
+   */
+  ingressFamilies?: ("IPv4" | "IPv6")[];
   /** Per-port settings (`service.deno-ccm.io/port-<port>-<setting>`, ours; port_settings.ts). */
   ports: Map<number, PortSettings>;
   /** `service.deno-ccm.io/tls-secret` (ours): a TLS Secret whose certificate https ports serve. */
@@ -288,6 +294,9 @@ export function parseLoadBalancerSpec(
     attachTo: name("attach-to"),
     labels: {},
     kubeProxyHealthCheck: ours(KUBE_PROXY_HEALTH_CHECK_ANNOTATION, defaults.kubeProxyHealthCheck ?? false),
+    ingressFamilies: ours(INGRESS_FAMILIES_ANNOTATION, defaults.ingressFollowsIpFamilies ?? false)
+      ? ipFamiliesOf(service)
+      : undefined,
     ports: new Map(),
     tlsSecret: annotations[TLS_SECRET_ANNOTATION],
     share: annotations[SHARE_ANNOTATION],
@@ -331,4 +340,12 @@ export function parseLoadBalancerSpec(
 /** The default name: `"a"` + UID without dashes, cut to 32 characters (upstream). */
 export function defaultLoadBalancerName(service: Service): string {
   return `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32);
+}
+
+/** The Service's address families as the apiserver set them (unknown values dropped; none: undefined). */
+function ipFamiliesOf(service: Service): ("IPv4" | "IPv6")[] | undefined {
+  const families = (service.spec?.ipFamilies ?? []).filter((f): f is "IPv4" | "IPv6" =>
+    f === "IPv4" || f === "IPv6"
+  );
+  return families.length ? families : undefined;
 }

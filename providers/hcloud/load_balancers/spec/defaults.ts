@@ -41,6 +41,11 @@ export interface LoadBalancerDefaults {
    */
   kubeProxyHealthCheck?: boolean;
   /**
+   * `HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES` (ours): a Service's ingress lists only the
+   * addresses of its `spec.ipFamilies`, in that order, unless its annotation says otherwise.
+   */
+  ingressFollowsIpFamilies?: boolean;
+  /**
    * `HCLOUD_LOAD_BALANCERS_TLS_SECRETS` (ours): Services may name `kubernetes.io/tls` Secrets (labelled
    * for it) whose certificate the CCM uploads and keeps on their HTTPS ports (load_balancers/tls_secrets.ts).
    * Needs read access to Secrets (the chart's `tlsSecrets.enabled`).
