@@ -1,8 +1,8 @@
 /**
- * Simulated firewalls, volumes, floating IPs and placement groups: create, list (names, label
- * selectors, pagination), get, update, delete and their action logs, so a client that lists
- * everything in a project works. Applying firewalls, attaching volumes and assigning floating IPs
- * after creation are not simulated (404, as an unknown route).
+ * Simulated volumes, floating IPs and placement groups: create, list (names, label selectors,
+ * pagination), get, update, delete and their action logs, so a client that lists everything in a
+ * project works. Attaching volumes and assigning floating IPs after creation are not simulated
+ * (404, as an unknown route). Firewalls are routes_firewalls.ts.
  *
  * @module
  */
@@ -40,42 +40,6 @@ const location = (r: BodyReader, field: string, required: boolean) => {
 };
 
 const KINDS: Kind[] = [
-  {
-    plural: "firewalls",
-    key: "firewall",
-    map: (w) => w.firewalls,
-    create: (r, _world, base) => {
-      const rules = (r.array("rules") ?? []) as Record<string, unknown>[];
-      const normalized = rules.map((raw, i) => {
-        const rule = r.nested(raw, `rules[${i}].`);
-        const direction = rule.string("direction", {
-          required: true,
-          check: (v) => ["in", "out"].includes(v) ? undefined : 'must be "in" or "out"',
-        });
-        const protocol = rule.string("protocol", {
-          required: true,
-          check: (v) => ["tcp", "udp", "icmp", "esp", "gre"].includes(v) ? undefined : "is not a protocol",
-        });
-        const port = rule.string("port", {
-          required: protocol === "tcp" || protocol === "udp",
-          check: (v) => /^\d{1,5}(-\d{1,5})?$|^any$/.test(v) ? undefined : "must be a port or a range",
-        });
-        const ips = (field: string) => (rule.array(field) ?? []) as string[];
-        const out = {
-          description: (raw as { description?: string })?.description ?? null,
-          direction,
-          protocol,
-          port: port ?? null,
-          source_ips: ips("source_ips"),
-          destination_ips: ips("destination_ips"),
-        };
-        r.absorb(rule);
-        return out;
-      });
-      if ((r.array("apply_to") ?? []).length) r.fail("apply_to", "applying firewalls is not simulated");
-      return { item: { ...base, rules: normalized, applied_to: [] }, reply: { actions: [] } };
-    },
-  },
   {
     plural: "volumes",
     key: "volume",

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { firewallsOf } from "./firewall_model.ts";
 import { BodyReader, faults, paginate, type SimRequest, sortItems } from "./http_kit.ts";
 import { validLabels } from "../lib/label_selector.ts";
 import { DATACENTERS, LOAD_BALANCER_TYPES, LOCATIONS, SERVER_TYPES } from "./catalog.ts";
@@ -24,7 +25,9 @@ const STATUSES = [
 
 /** The server as the API shows it now (`locked` while an action runs). */
 export function renderServer(world: World, server: Server): Server {
-  return { ...structuredClone(server), locked: world.isLocked("server", server.id) };
+  const shown = { ...structuredClone(server), locked: world.isLocked("server", server.id) };
+  shown.public_net.firewalls = firewallsOf(world, server.id).map((fw) => ({ id: fw.id, status: "applied" }));
+  return shown;
 }
 
 /** The action command the API records for each power route. */

@@ -14,6 +14,7 @@ import { primaryIpRoutes } from "./routes_primary_ips.ts";
 import { keyAndImageRoutes } from "./routes_keys_images.ts";
 import { certificateRoutes } from "./routes_certificates.ts";
 import { moreResourceRoutes } from "./routes_more_resources.ts";
+import { firewallRoutes } from "./routes_firewalls.ts";
 import { networkRoutes } from "./routes_networks.ts";
 import { loadBalancerRoutes } from "./routes_load_balancers.ts";
 import { type ServerSeed, World } from "./world.ts";
@@ -68,6 +69,7 @@ export class Simulator {
     ...keyAndImageRoutes(),
     ...certificateRoutes(),
     ...moreResourceRoutes(),
+    ...firewallRoutes(),
     ...networkRoutes(),
     ...loadBalancerRoutes(),
   ].sort((a, b) => placeholders(a.pattern) - placeholders(b.pattern));

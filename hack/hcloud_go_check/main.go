@@ -107,6 +107,7 @@ func main() {
 	checkLoadBalancerActions(r)
 	checkCertificates(r, st)
 	checkOtherResources(r)
+	checkFirewalls(r, st)
 	checkCrossResource(r, st)
 	summary, _ := json.Marshal(map[string]any{"summary": true, "failed": r.failed, "calls": r.calls})
 	fmt.Println(string(summary))
@@ -747,6 +748,76 @@ func checkLoadBalancerActions(r *run) {
 			return err
 		}
 		_, err = r.c.Network.Delete(r.ctx, n)
+		return err
+	})
+}
+
+func checkFirewalls(r *run, st *state) {
+	r.check("firewalls: applied to a server and a label selector, rules replaced, removed, documented errors", func() error {
+		onServer := hcloud.FirewallResource{
+			Type: hcloud.FirewallResourceTypeServer, Server: &hcloud.FirewallResourceServer{ID: st.servers[0].ID},
+		}
+		bySelector := hcloud.FirewallResource{
+			Type: hcloud.FirewallResourceTypeLabelSelector, LabelSelector: &hcloud.FirewallResourceLabelSelector{Selector: "check=fw"},
+		}
+		created, _, err := r.c.Firewall.Create(r.ctx, hcloud.FirewallCreateOpts{
+			Name: "check-fw-applied", ApplyTo: []hcloud.FirewallResource{onServer},
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(created.Actions...); err != nil {
+			return err
+		}
+		srv, _, err := r.c.Server.GetByID(r.ctx, st.servers[0].ID)
+		if err != nil {
+			return err
+		}
+		if err := expect(len(srv.PublicNet.Firewalls) == 1 && srv.PublicNet.Firewalls[0].Firewall.ID == created.Firewall.ID &&
+			srv.PublicNet.Firewalls[0].Status == hcloud.FirewallStatusApplied, "server firewalls: %+v", srv.PublicNet.Firewalls); err != nil {
+			return err
+		}
+		actions, _, err := r.c.Firewall.SetRules(r.ctx, created.Firewall, hcloud.FirewallSetRulesOpts{Rules: []hcloud.FirewallRule{{
+			Direction: hcloud.FirewallRuleDirectionIn, Protocol: hcloud.FirewallRuleProtocolTCP, Port: hcloud.Ptr("30000-32767"),
+			SourceIPs: []net.IPNet{*cidr("203.0.113.0/24")},
+		}}})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(actions...); err != nil {
+			return err
+		}
+		_, _, err = r.c.Firewall.ApplyResources(r.ctx, created.Firewall, []hcloud.FirewallResource{onServer})
+		if err := expect(hcloud.IsError(err, hcloud.ErrorCodeFirewallAlreadyApplied), "applied twice: %v", err); err != nil {
+			return err
+		}
+		actions, _, err = r.c.Firewall.ApplyResources(r.ctx, created.Firewall, []hcloud.FirewallResource{bySelector})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(actions...); err != nil {
+			return err
+		}
+		got, _, err := r.c.Firewall.GetByID(r.ctx, created.Firewall.ID)
+		if err != nil {
+			return err
+		}
+		if err := expect(len(got.AppliedTo) == 2 && len(got.Rules) == 1 && got.Rules[0].Port != nil &&
+			*got.Rules[0].Port == "30000-32767", "firewall: %+v", got); err != nil {
+			return err
+		}
+		_, err = r.c.Firewall.Delete(r.ctx, got)
+		if err := expect(hcloud.IsError(err, hcloud.ErrorCodeResourceInUse), "deleted while applied: %v", err); err != nil {
+			return err
+		}
+		actions, _, err = r.c.Firewall.RemoveResources(r.ctx, got, []hcloud.FirewallResource{onServer, bySelector})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(actions...); err != nil {
+			return err
+		}
+		_, err = r.c.Firewall.Delete(r.ctx, got)
 		return err
 	})
 }
