@@ -58,7 +58,7 @@ export function renderSection(results: SectionInput[]): string {
   }
   lines.push(
     "",
-    "### Differences from the official CCM",
+    "## Differences from the official CCM",
     "",
     "Each row is one rule in `conformance/differences.ts`, matched by field and case; any other difference fails",
     "the suite.",
