@@ -107,7 +107,7 @@ func main() {
 	checkLoadBalancerActions(r)
 	checkCertificates(r, st)
 	checkOtherResources(r)
-	checkFirewalls(r, st)
+	checkFirewalls(r)
 	checkCrossResource(r, st)
 	summary, _ := json.Marshal(map[string]any{"summary": true, "failed": r.failed, "calls": r.calls})
 	fmt.Println(string(summary))
@@ -752,10 +752,20 @@ func checkLoadBalancerActions(r *run) {
 	})
 }
 
-func checkFirewalls(r *run, st *state) {
+func checkFirewalls(r *run) {
 	r.check("firewalls: applied to a server and a label selector, rules replaced, removed, documented errors", func() error {
+		made, _, err := r.c.Server.Create(r.ctx, hcloud.ServerCreateOpts{
+			Name: "check-fw-server", ServerType: &hcloud.ServerType{Name: "cx23"}, Image: &hcloud.Image{Name: "ubuntu-24.04"},
+			Location: &hcloud.Location{Name: "fsn1"}, Labels: map[string]string{"check": "fw"},
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.wait(append([]*hcloud.Action{made.Action}, made.NextActions...)...); err != nil {
+			return err
+		}
 		onServer := hcloud.FirewallResource{
-			Type: hcloud.FirewallResourceTypeServer, Server: &hcloud.FirewallResourceServer{ID: st.servers[0].ID},
+			Type: hcloud.FirewallResourceTypeServer, Server: &hcloud.FirewallResourceServer{ID: made.Server.ID},
 		}
 		bySelector := hcloud.FirewallResource{
 			Type: hcloud.FirewallResourceTypeLabelSelector, LabelSelector: &hcloud.FirewallResourceLabelSelector{Selector: "check=fw"},
@@ -769,7 +779,7 @@ func checkFirewalls(r *run, st *state) {
 		if err := r.wait(created.Actions...); err != nil {
 			return err
 		}
-		srv, _, err := r.c.Server.GetByID(r.ctx, st.servers[0].ID)
+		srv, _, err := r.c.Server.GetByID(r.ctx, made.Server.ID)
 		if err != nil {
 			return err
 		}
@@ -817,7 +827,10 @@ func checkFirewalls(r *run, st *state) {
 		if err := r.wait(actions...); err != nil {
 			return err
 		}
-		_, err = r.c.Firewall.Delete(r.ctx, got)
+		if _, err = r.c.Firewall.Delete(r.ctx, got); err != nil {
+			return err
+		}
+		_, _, err = r.c.Server.DeleteWithResult(r.ctx, made.Server)
 		return err
 	})
 }
