@@ -215,6 +215,14 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
       "(the annotation service.deno-ccm.io/ingress-follows-ip-families decides per Service).",
     hccm: "ours",
   },
+  HCLOUD_LOAD_BALANCERS_FIREWALL: {
+    default: "",
+    meaning:
+      "Name of a Cloud Firewall whose rules for this cluster's balancers (their public IPv4 to the ports " +
+      "they send to) the CCM keeps; created when missing, applied by the operator, never by the CCM; other rules " +
+      "are kept.",
+    hccm: "ours",
+  },
   HCLOUD_LOAD_BALANCERS_TLS_SECRETS: {
     default: "false",
     meaning:

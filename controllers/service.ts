@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { FirewallFollower } from "./service_firewall.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
 import { objectKey } from "../kube/informer.ts";
@@ -71,8 +72,11 @@ class ServiceController implements Controller {
   readonly #budget = new ChangeBudget();
   /** The TLS Secrets balancers serve certificates from, when the provider can (service_secrets.ts). */
   readonly #secrets?: TlsSecretWatch;
+  /** The firewall that follows the balancers, when the provider keeps one (service_firewall.ts). */
+  readonly #firewall?: FirewallFollower;
 
   constructor(ctx: ControllerContext, lbs: LoadBalancers) {
+    if (lbs.firewall) this.#firewall = new FirewallFollower(ctx, lbs.firewall);
     this.#ctx = ctx;
     this.#lbs = lbs;
     this.#queue = new WorkQueue("service", { baseDelayMs: 5_000, maxDelayMs: 300_000, metrics: ctx.metrics });
@@ -196,6 +200,7 @@ class ServiceController implements Controller {
         { policy: reconcilePolicy, signal },
       ),
       this.#housekeeping.run(signal),
+      this.#firewall?.run(signal),
     ]);
   }
 

@@ -11,7 +11,7 @@ const repo = new URL("..", import.meta.url).pathname;
 const specPath = Deno.args[0] ?? `${repo}hcloud_api/openapi.json`;
 const OUT = `${repo}hcloud_api/api_types.ts`;
 const KEEP =
-  /^\/(actions|servers|server_types|locations|datacenters|networks|load_balancers|load_balancer_types|certificates|primary_ips|ssh_keys|images|pricing)(\/|$)/;
+  /^\/(actions|servers|server_types|locations|datacenters|networks|load_balancers|load_balancer_types|certificates|primary_ips|ssh_keys|images|pricing|firewalls)(\/|$)/;
 // Server actions and other endpoints deno-ccm never calls.
 const SKIP = new RegExp(
   "/metrics$|^/servers/\\{id\\}/actions/(add_to_placement_group|attach_iso|create_image|" +

@@ -146,7 +146,8 @@ export class FakeProvider implements CloudProvider {
     },
   };
 
-  readonly loadBalancers: Required<LoadBalancers> = {
+  /** Every capability but the firewall, which a test adds when it wants one (it syncs on its own loop). */
+  readonly loadBalancers: Required<Omit<LoadBalancers, "firewall">> & Pick<LoadBalancers, "firewall"> = {
     getLoadBalancer: async (_cluster, service, signal) => {
       await this.#enter("get-load-balancer", serviceKey(service), signal);
       return structuredClone(this.balancers.get(serviceKey(service))?.status);

@@ -221,6 +221,13 @@ export async function readHcloudConfig(
   const userLabels = parseUserLabels(env[`${lbPrefix}LABELS` as EnvVar], `${lbPrefix}LABELS`);
   errors.push(...userLabels.errors);
   const subnet = str(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE`);
+  // A firewall's name: at most 128 characters (the API's limit).
+  const firewallName = str(`${lbPrefix}FIREWALL`);
+  if (firewallName !== undefined && (firewallName.length > 128 || /[\x00-\x1f]/.test(firewallName))) {
+    errors.push(
+      `${lbPrefix}FIREWALL: "${firewallName.slice(0, 64)}" is not a firewall name (at most 128 characters)`,
+    );
+  }
   if (subnet !== undefined && !parseCidr(subnet)) {
     errors.push(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE: "${subnet}" is not a CIDR range`);
   }
@@ -268,6 +275,7 @@ export async function readHcloudConfig(
       drainTargets: bool(`${lbPrefix}DRAIN_TARGETS`, false),
       kubeProxyHealthCheck: bool(`${lbPrefix}KUBE_PROXY_HEALTH_CHECK`, false),
       ingressFollowsIpFamilies: bool(`${lbPrefix}INGRESS_FOLLOWS_IP_FAMILIES`, false),
+      firewall: firewallName,
       tlsSecrets: bool(`${lbPrefix}TLS_SECRETS`, false),
     },
     robot,

@@ -40,6 +40,7 @@ import { LbCertificates } from "./certificates.ts";
 import { checkServiceFields } from "./service_fields.ts";
 import { LbLookup } from "./lookup.ts";
 import { ClusterInventory } from "./cluster_inventory.ts";
+import { HcloudFirewall } from "../firewall/mod.ts";
 import { deleteServiceBalancer, type DeletionParts } from "./deletion.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { primaryIpWarnings } from "./primary_ips.ts";
@@ -104,6 +105,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly tlsSecrets?: LoadBalancerTlsSecrets;
   /** One list of this cluster's balancers (its cluster label) per question (cluster_inventory.ts). */
   readonly inventory: ClusterInventory;
+  /** The firewall whose rules follow the balancers, when the operator names one (firewall/). */
+  readonly firewall?: { sync(signal?: AbortSignal): Promise<{ changed: boolean; rules: number }> };
   /** What deleting a Service's balancer works with (deletion.ts). */
   readonly #deletion: DeletionParts;
 
@@ -145,6 +148,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
       health: registry && new TargetHealthGauge(registry),
       tls: defaults.tlsSecrets ? this.#certificates.tls : undefined,
     });
+    if (defaults.firewall) {
+      const firewall = new HcloudFirewall(ctx.client, defaults.firewall, () => this.#clusterId);
+      this.firewall = { sync: (signal) => withSignal(signal, () => firewall.sync()) };
+    }
     if (defaults.tlsSecrets) {
       this.tlsSecrets = {
         referenced: (service) => tlsSecretNames(parseLoadBalancerSpec(service, defaults).spec),

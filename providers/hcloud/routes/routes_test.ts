@@ -2,10 +2,8 @@
 import { assert, assertEquals, assertRejects } from "../../../testing/assert.ts";
 import { startTestSim } from "../../../testing/sim_harness.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
-import { DEFAULT_SIM_TOKEN } from "../../../hcloud_sim/simulator.ts";
-import { HcloudProvider, readHcloudConfig } from "../mod.ts";
+import { providerOnSim } from "../../../testing/provider_on_sim.ts";
 import { LimitReachedError, rootCause, TerminalError } from "../../errors.ts";
-import { Registry } from "../../../lib/metrics.ts";
 
 Deno.test("hcloud routes: a full network is a LimitReachedError naming it; a Node outside it is terminal", async () => {
   const t = await startTestSim({ actionDurationMs: 0, networkLimits: { routes: 1 } });
@@ -17,14 +15,7 @@ Deno.test("hcloud routes: a full network is a LimitReachedError naming it; a Nod
         subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
       }],
     });
-    const { config, errors } = await readHcloudConfig({
-      HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
-      HCLOUD_ENDPOINT: t.sim.endpoint,
-      HCLOUD_NETWORK: "k8s",
-    });
-    assertEquals(errors, []);
-    const provider = new HcloudProvider(config, new Registry());
-    await provider.initialize(AbortSignal.timeout(5_000), {});
+    const provider = await providerOnSim(t, { HCLOUD_NETWORK: "k8s" });
     const routes = provider.routes!;
     assertEquals(routes.maxRoutes, 100, "Hetzner's documented limit");
     const [a, b] = ["a", "b"].map((name) => t.sim.addServer({ name, private_net: [{ network: "k8s" }] }));

@@ -46,6 +46,11 @@ export interface LoadBalancerDefaults {
    */
   ingressFollowsIpFamilies?: boolean;
   /**
+   * `HCLOUD_LOAD_BALANCERS_FIREWALL` (ours): the name of a Cloud Firewall whose rules for this
+   * cluster's balancers the CCM keeps (created when missing; applied by the operator, never by the CCM).
+   */
+  firewall?: string;
+  /**
    * `HCLOUD_LOAD_BALANCERS_TLS_SECRETS` (ours): Services may name `kubernetes.io/tls` Secrets (labelled
    * for it) whose certificate the CCM uploads and keeps on their HTTPS ports (load_balancers/tls_secrets.ts).
    * Needs read access to Secrets (the chart's `tlsSecrets.enabled`).

@@ -1,0 +1,136 @@
+/**
+ * The firewall that follows the balancers, against the simulator: the rules open each public
+ * balancer's IPv4 to the ports it sends to and nothing else, the operator's own rules stay, an
+ * unchanged cluster costs no write, and applied to the Nodes' servers (by the operator) the
+ * simulator lets through exactly the balancers' traffic.
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import { assert, assertEquals, assertRejects } from "../../../testing/assert.ts";
+import { startTestSim } from "../../../testing/sim_harness.ts";
+import { applySeed } from "../../../hcloud_sim/control.ts";
+import { allowsInbound } from "../../../hcloud_sim/firewall_model.ts";
+import { providerOnSim } from "../../../testing/provider_on_sim.ts";
+import { rootCause, TerminalError } from "../../errors.ts";
+
+const P = "load-balancer.hetzner.cloud/";
+const CLUSTER = "7b0d0c3e-0000-4000-8000-00000000f1re";
+
+function svc(name: string, nodePort: number, annotations: Record<string, string> = {}): Service {
+  return {
+    metadata: {
+      name,
+      namespace: "default",
+      uid: `uid-${name}`,
+      annotations: { [`${P}location`]: "nbg1", ...annotations },
+    },
+    spec: { type: "LoadBalancer", ports: [{ name: "p", port: 80, protocol: "TCP", nodePort }] },
+  };
+}
+
+async function setup() {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  applySeed(t.sim, {
+    networks: [{
+      name: "k8s",
+      ip_range: "10.0.0.0/8",
+      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+    }],
+  });
+  const provider = await providerOnSim(t, {
+    HCLOUD_NETWORK: "k8s",
+    HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes",
+  }, CLUSTER);
+  const servers = [1, 2].map((i) =>
+    t.sim.addServer({
+      name: `n${i}`,
+      location: "nbg1",
+      labels: { role: "node" },
+      private_net: [{ network: "k8s" }],
+    })
+  );
+  const nodes: Node[] = servers.map((s, i) => ({
+    metadata: { name: `n${i + 1}` },
+    spec: { providerID: `hcloud://${s.id}` },
+  }));
+  return { t, lbs: provider.loadBalancers!, nodes, servers };
+}
+
+Deno.test("firewall: the balancers' addresses to their ports, the operator's rules kept, no write when in step", async () => {
+  const { t, lbs, nodes, servers } = await setup();
+  try {
+    // The operator's firewall, with SSH from the office, applied to the Nodes by label.
+    const made = await t.api("POST", "/firewalls", {
+      name: "k8s-nodes",
+      rules: [{
+        direction: "in",
+        protocol: "tcp",
+        port: "22",
+        source_ips: ["192.0.2.0/24"],
+        description: "ssh",
+      }],
+      apply_to: [{ type: "label_selector", label_selector: { selector: "role=node" } }],
+    });
+    assertEquals(made.status, 201);
+    const web = svc("web", 30080);
+    const api = svc("api", 30443);
+    const inside = svc("inside", 30999, { [`${P}use-private-ip`]: "true" });
+    for (const s of [web, api, inside]) await lbs.ensureLoadBalancer("k", s, nodes);
+    await lbs.nodeTargets!.sync!("k", nodes);
+    const ipOf = (name: string) =>
+      [...t.sim.world.loadBalancers.values()].find((lb) =>
+        lb.labels["hcloud-ccm/service-uid"] === `uid-${name}`
+      )!
+        .public_net.ipv4.ip!;
+
+    assertEquals(await lbs.firewall!.sync(), { changed: true, rules: 2 });
+    const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
+    assertEquals(fw.rules[0].description, "ssh", "the operator's rule first, as it was");
+    const ours = fw.rules.slice(1);
+    assertEquals(ours.map((r: { port: string }) => r.port), ["30080", "30443"]);
+    assertEquals(ours[0].source_ips, [`${ipOf("api")}/32`, `${ipOf("web")}/32`].sort());
+    // The balancer that reaches its targets through the Network needs no opening.
+    assert(!JSON.stringify(ours).includes(ipOf("inside")));
+
+    // What gets through to a Node's public interface now.
+    const to = (source: string, port: number) =>
+      allowsInbound(t.sim.world, servers[0].id, { protocol: "tcp", source, port });
+    assertEquals(to(ipOf("web"), 30080), true);
+    assertEquals(to(ipOf("web"), 30443), true, "a balancer of this cluster, on another balancer's port");
+    assertEquals(to("198.51.100.77", 30080), false, "the world no longer reaches the NodePort");
+    assertEquals(to(ipOf("web"), 22), false, "a balancer reaches no other port");
+    assertEquals(to("192.0.2.5", 22), true, "the operator's SSH rule still works");
+
+    // In step: a read and a list, no write.
+    const before = t.sim.audit.length;
+    assertEquals(await lbs.firewall!.sync(), { changed: false, rules: 2 });
+    assertEquals(t.sim.audit.slice(before).filter((e) => e.method !== "GET").length, 0);
+
+    // A Service gone takes its port with it; a rule removed in the console comes back.
+    await lbs.ensureLoadBalancerDeleted("k", api);
+    assertEquals((await lbs.firewall!.sync()).changed, true);
+    const after = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
+    assertEquals(after.rules.map((r: { port: string }) => r.port), ["22", "30080"]);
+    await t.api("POST", `/firewalls/${after.id}/actions/set_rules`, { rules: [after.rules[0]] });
+    assertEquals((await lbs.firewall!.sync()).changed, true);
+    assertEquals((await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0].rules.length, 2);
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("firewall: created when missing (applied to nothing); another cluster's is refused", async () => {
+  const { t, lbs, nodes } = await setup();
+  try {
+    await lbs.ensureLoadBalancer("k", svc("web", 30080), nodes);
+    assertEquals((await lbs.firewall!.sync()).changed, true);
+    const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
+    assertEquals(fw.labels["deno-ccm/cluster-id"], CLUSTER);
+    assertEquals(fw.applied_to, [], "the CCM never applies a firewall: it is never a server's first");
+    await t.api("PUT", `/firewalls/${fw.id}`, { labels: { "deno-ccm/cluster-id": "another-cluster" } });
+    const err = await assertRejects(() => lbs.firewall!.sync(), Error);
+    assert(rootCause(err) instanceof TerminalError, err.message);
+    assert(/labelled for another cluster/.test(err.message), err.message);
+  } finally {
+    await t.finish();
+  }
+});
