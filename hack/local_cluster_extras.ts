@@ -25,6 +25,7 @@ export const OPT_INS: [string, string][] = [
   ["draining targets", "HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS=true"],
   ["kube-proxy health checks", "HCLOUD_LOAD_BALANCERS_KUBE_PROXY_HEALTH_CHECK=true"],
   ["ingress following the Service's IP families", "HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES=true"],
+  ["a Cloud Firewall following the balancers", "HCLOUD_LOAD_BALANCERS_FIREWALL=k8s-nodes"],
   ["Robot servers (the simulator's Robot webservice)", "ROBOT_ENABLED=true"],
   ["kubelet serving certificates", "deno task dev --controllers=*,csr-approver"],
 ];
