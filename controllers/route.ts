@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { RouteRoom } from "./route_room.ts";
 import type { Node, NodeCondition } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
 import { NODES } from "../kube/resources.ts";
@@ -76,11 +77,8 @@ class RouteController implements Controller {
   /** Conflicts already reported (`cidr|node UID|machine`). */
   readonly #toldConflict = new Set<string>();
   readonly #foreignGauge;
-  /** Nodes waiting for room in the network, and the Nodes already told so (UIDs). */
-  readonly #limitGauge;
-  readonly #toldLimit = new Set<string>();
-  /** The network's route count when the cloud last refused one more; creates wait until it falls. */
-  #limitHitAt?: number;
+  /** Room for routes in the network (route_room.ts). */
+  readonly #room: RouteRoom;
   /** Creates that cannot succeed until the Node changes, already reported (`uid|message`). */
   readonly #toldTerminal = new Set<string>();
 
@@ -101,10 +99,7 @@ class RouteController implements Controller {
       "route_foreign_routes",
       "Routes inside the cluster CIDR through machines that are not Nodes of this cluster (left alone).",
     );
-    this.#limitGauge = ctx.metrics.gauge(
-      "route_limit_unrouted_nodes",
-      "Nodes without a route because the network holds no more routes (everyone's together).",
-    );
+    this.#room = new RouteRoom(ctx, this.#recorder);
     ctx.informers.for(NODES).addHandlers({
       onAdd: () => this.#trigger(),
       onDelete: () => this.#trigger(),
@@ -220,9 +215,8 @@ class RouteController implements Controller {
     const failedNodes = new Set<string>();
     /** Nodes left without a route for want of room in the network, with the count then. */
     const limited = new Map<string, Wanted>();
-    // Room freed (someone deleted routes): try again; else create none beyond what the cloud holds.
-    if (this.#limitHitAt !== undefined && count < this.#limitHitAt) this.#limitHitAt = undefined;
-    const cap = Math.min(this.#routes.maxRoutes ?? Infinity, this.#limitHitAt ?? Infinity);
+    // None beyond what the network holds (a refusal lowers it until routes are freed).
+    const cap = this.#room.cap(count, this.#routes.maxRoutes);
     this.#awaitingAddress.clear();
     for (const w of wanted) {
       const name = w.node.metadata!.name!;
@@ -261,7 +255,7 @@ class RouteController implements Controller {
         signal.throwIfAborted(); // cancelled, not failed: no event
         if (rootCause(err) instanceof LimitReachedError) {
           // The cloud's own count said no: no more creates until routes are freed (never a loop).
-          this.#limitHitAt = count;
+          this.#room.refused(count);
           limited.set(name, w);
           continue;
         }
@@ -290,35 +284,9 @@ class RouteController implements Controller {
         done.add(w.node.metadata!.name!);
       }
     }
-    this.#reportLimited(limited, count, cap);
+    this.#room.report([...limited.values()], count, cap);
     await this.#updateConditions(nodes, wanted, done, limited);
     if (failures.length) throw new Error(`route reconciliation incomplete: ${failures.join("; ")}`);
-  }
-
-  /** One Warning per Node while it waits for room in the network; a gauge of how many wait. */
-  #reportLimited(limited: Map<string, Wanted>, count: number, cap: number): void {
-    this.#limitGauge.set({}, limited.size);
-    const waiting = new Set([...limited.values()].map((w) => w.node.metadata!.uid!));
-    for (const uid of this.#toldLimit) if (!waiting.has(uid)) this.#toldLimit.delete(uid);
-    for (const w of limited.values()) {
-      if (this.#toldLimit.has(w.node.metadata!.uid!)) continue;
-      this.#toldLimit.add(w.node.metadata!.uid!);
-      const limit = Number.isFinite(cap) ? `at most ${cap} routes` : "no more routes";
-      this.#recorder.event(
-        NODES,
-        w.node,
-        "Warning",
-        "RouteLimitReached",
-        `No route for pod CIDR ${w.cidr}: the network holds ${limit} (everyone's together) and has ${count}. ` +
-          "The Node gets its route once routes are freed; a cluster this large routes pods with its CNI " +
-          "instead (network routes off)",
-      );
-    }
-    if (limited.size) {
-      this.#log.warning("{count} nodes have no route: the network holds no more routes", {
-        count: limited.size,
-      });
-    }
   }
 
   /** One Warning per Node, pod CIDR and blocking machine. */
