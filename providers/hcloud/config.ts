@@ -223,7 +223,7 @@ export async function readHcloudConfig(
   const subnet = str(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE`);
   // A firewall's name: at most 128 characters (the API's limit).
   const firewallName = str(`${lbPrefix}FIREWALL`);
-  if (firewallName !== undefined && (firewallName.length > 128 || /[\x00-\x1f]/.test(firewallName))) {
+  if (firewallName !== undefined && (firewallName.length > 128 || [...firewallName].some((c) => c < " "))) {
     errors.push(
       `${lbPrefix}FIREWALL: "${firewallName.slice(0, 64)}" is not a firewall name (at most 128 characters)`,
     );

@@ -186,3 +186,15 @@ Deno.test("config: an empty token file is refused naming the file, not left to t
   assertEquals(errors, [`HCLOUD_TOKEN_FILE: ${dir}/token is empty; it must hold the API token`]);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("config: the firewall's name is taken as given, and refused when it cannot be one", async () => {
+  const base = { HCLOUD_TOKEN: "x".repeat(64) };
+  const ok = await readHcloudConfig({ ...base, HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes" });
+  assertEquals([ok.errors, ok.config.loadBalancers.firewall], [[], "k8s-nodes"]);
+  assertEquals((await readHcloudConfig(base)).config.loadBalancers.firewall, undefined, "off by default");
+  for (const bad of ["a\nb", "x".repeat(129)]) {
+    const { errors } = await readHcloudConfig({ ...base, HCLOUD_LOAD_BALANCERS_FIREWALL: bad });
+    assertEquals(errors.length, 1);
+    assert(errors[0].startsWith("HCLOUD_LOAD_BALANCERS_FIREWALL: "), errors[0]);
+  }
+});
