@@ -8,14 +8,23 @@ const node = (labels: Record<string, string>, deleted = false): Node => ({
   metadata: { name: "w1", labels, ...(deleted ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
 });
 
-Deno.test("node change guard: a kubelet flapping the exclude label gets a burst, then one change per refill (probe P4)", () => {
+for (
+  const [label, out] of [[EXCLUDE, "true"], ["node.deno-ccm.io/managed", "false"]] as const
+) {
+  Deno.test(`node change guard: a kubelet flapping ${label} gets a burst, then one change per refill (probe P4)`, () => {
+    flapping(label, out);
+  });
+}
+
+/** 60 flips of `label` (to `out`, which takes the Node out of every balancer, and back). */
+function flapping(label: string, out: string): void {
   let now = 0;
   const guard = new NodeChangeGuard(4, 15 * 60_000, () => now);
   const seen: boolean[] = [];
   const held: number[] = [];
   // 60 flips, one a second: what the probe's kubelet did.
   for (let i = 0; i <= 60; i++) {
-    const view = guard.view([node(i % 2 ? { [EXCLUDE]: "true" } : {})], false);
+    const view = guard.view([node(i % 2 ? { [label]: out } : {})], false);
     seen.push(eligibleNode(view.nodes[0]));
     held.push(view.held.length);
     now += 1000;
@@ -25,9 +34,9 @@ Deno.test("node change guard: a kubelet flapping the exclude label gets a burst,
   assertEquals(held.reduce((a, b) => a + b, 0), 1, "one Warning per hold");
   // The Node stops flapping (excluded): it is taken as it is once a token is free again.
   now += 15 * 60_000;
-  const later = guard.view([node({ [EXCLUDE]: "true" })], false);
+  const later = guard.view([node({ [label]: out })], false);
   assertEquals([eligibleNode(later.nodes[0]), later.nextReleaseMs], [false, undefined]);
-});
+}
 
 Deno.test("node change guard: other labels count only where a node-selector reads them; deletion is never held", () => {
   let now = 0;

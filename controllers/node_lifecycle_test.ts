@@ -141,3 +141,21 @@ async function leaverDeleted(t: ReturnType<typeof fiveReady>["t"]): Promise<void
     2_000,
   );
 }
+
+Deno.test("node lifecycle: a kubelet's confirm-deletion on its own Node deletes nothing while its server exists, or it is Ready", async () => {
+  const fake = new FakeProvider();
+  fake.addMachine("alive");
+  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=50ms"]);
+  const confirmed = (name: string, ready: boolean): Node => ({
+    ...node(name, ready),
+    metadata: { name, annotations: { "node.deno-ccm.io/confirm-deletion": "true" } },
+  });
+  t.apiserver.seed("nodes", confirmed("alive", false)); // NotReady, server still there
+  t.apiserver.seed("nodes", confirmed("ready-gone", true)); // Ready, no server: not the lifecycle's
+  await t.runFor(300);
+  assertEquals(t.apiserver.objects<Node>("nodes").map((n) => n.metadata!.name!).sort(), [
+    "alive",
+    "ready-gone",
+  ]);
+  assert(fake.calls.some((c) => c.endsWith(" alive")), "the NotReady Node's server was looked up as always");
+});

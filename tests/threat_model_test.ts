@@ -6,40 +6,19 @@
  */
 import { assertEquals } from "../testing/assert.ts";
 import { KNOWN_ANNOTATIONS, PREFIX } from "../providers/hcloud/mod.ts";
+import { namesInCode } from "../testing/code_annotations.ts";
 
 const REPO = new URL("..", import.meta.url);
-/** Annotation keys outside the Service prefix: our own domains and the ones kubelets and HCCM define. */
-const KEY =
-  /"((?:service|node)\.deno-ccm\.io\/[a-z0-9-]+|instance\.hetzner\.cloud\/[a-z0-9-]+|alpha\.kubernetes\.io\/[a-z0-9-]+|service\.beta\.kubernetes\.io\/[a-z0-9-]+)"/g;
 /** Written by the CCM as labels, never read as annotations: not attack surface of this kind. */
 const LABELS_WE_WRITE = new Set([
   "instance.hetzner.cloud/provided-by",
   "instance.hetzner.cloud/is-root-server",
 ]);
 
-async function sources(dir: URL, out: URL[] = []): Promise<URL[]> {
-  for await (const e of Deno.readDir(dir)) {
-    const url = new URL(e.name + (e.isDirectory ? "/" : ""), dir);
-    if (e.isDirectory) await sources(url, out);
-    else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) out.push(url);
-  }
-  return out;
-}
-
 /** The annotation names the CCM's own code reads (not tests, tools or the simulator). */
-async function annotationsRead(): Promise<string[]> {
+function annotationsRead(): string[] {
   const found = new Set(KNOWN_ANNOTATIONS.map((a) => PREFIX + a));
-  const files = [
-    ...await sources(new URL("providers/", REPO)),
-    ...await sources(new URL("controllers/", REPO)),
-    ...await sources(new URL("kube/", REPO)),
-    new URL("app.ts", REPO),
-  ];
-  for (const file of files) {
-    for (const m of (await Deno.readTextFile(file)).matchAll(KEY)) {
-      if (!LABELS_WE_WRITE.has(m[1])) found.add(m[1]);
-    }
-  }
+  for (const name of namesInCode()) if (!LABELS_WE_WRITE.has(name)) found.add(name);
   return [...found].sort();
 }
 
@@ -54,7 +33,7 @@ async function covered(): Promise<Set<string>> {
 
 Deno.test("threat model: every annotation the CCM reads says who writes it and what it allows", async () => {
   const model = await covered();
-  const read = await annotationsRead();
+  const read = annotationsRead();
   const missing = read.filter((name) =>
     !model.has(name) && !(name.startsWith(PREFIX) && model.has(name.slice(PREFIX.length)))
   );

@@ -134,3 +134,27 @@ Deno.test("firewall: created when missing (applied to nothing); another cluster'
     await t.finish();
   }
 });
+
+Deno.test("firewall: a tenant's Service opens its ports to the balancers only, never to sources it names", async () => {
+  const { t, lbs, nodes, servers } = await setup();
+  try {
+    await t.api("POST", "/firewalls", {
+      name: "k8s-nodes",
+      apply_to: [{ type: "label_selector", label_selector: { selector: "role=node" } }],
+    });
+    // A tenant aims its health check at SSH and asks for source ranges of its choosing.
+    const hostile = svc("hostile", 30081, { [`${P}health-check-port`]: "22" });
+    hostile.spec!.loadBalancerSourceRanges = ["0.0.0.0/0"];
+    await lbs.ensureLoadBalancer("k", hostile, nodes);
+    await lbs.firewall!.sync();
+    const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
+    const sources = fw.rules.flatMap((r: { source_ips: string[] }) => r.source_ips);
+    const lbIp = [...t.sim.world.loadBalancers.values()][0].public_net.ipv4.ip!;
+    assertEquals([...new Set(sources)], [`${lbIp}/32`], "only the balancer's address, never 0.0.0.0/0");
+    const to = (source: string, port: number) =>
+      allowsInbound(t.sim.world, servers[0].id, { protocol: "tcp", source, port });
+    assertEquals([to(lbIp, 22), to("198.51.100.77", 22), to("198.51.100.77", 30081)], [true, false, false]);
+  } finally {
+    await t.finish();
+  }
+});

@@ -525,6 +525,18 @@ Deno.test("hcloud LBs: opted in, the ingress follows the Service's IP families a
       const result = await lbs.ensureLoadBalancer("k", service, nodes);
       assertEquals(ips(result).map(family), expected, `${families} ${JSON.stringify(annotations)}`);
     }
+    // Hostile: a value that is not a boolean is refused before any cloud call; the status can only
+    // ever list addresses the balancer has (nothing the tenant names).
+    const before = t.sim.world.loadBalancers.size;
+    const bad = await rejectsTerminal(() =>
+      lbs.ensureLoadBalancer(
+        "k",
+        svc({ [`${P}location`]: "nbg1", [A]: "yes please" }, { ipFamilies: ["IPv6"] }),
+        nodes,
+      )
+    );
+    assert(bad.message.includes(`annotation ${A}: "yes please" is not a boolean`), bad.message);
+    assertEquals(t.sim.world.loadBalancers.size, before, "nothing created");
     // The operator's default turns it on for every Service; a Service's annotation still decides.
     const { lbs: lbsOn, nodes: nodesOn, t: t2 } = await setup({
       HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES: "true",
