@@ -114,7 +114,7 @@ for (const advertised of [false, true]) {
     async () => {
       const fake = new FakeProvider();
       fake.routeLimit = 2;
-      fake.advertiseRouteLimit = advertised;
+      if (advertised) fake.routes.maxRoutes = 2;
       for (const n of ["a", "b", "c"]) fake.addMachine(n);
       const t = newController(routeController, fake, ARGS);
       t.apiserver.seed("nodes", node("a", "10.244.0.0/24", "10.0.0.2"));

@@ -5,16 +5,16 @@
  * repair period to put back rules changed outside the CCM. One key, one run at a time; a failed run
  * is retried with backoff (a refusal that cannot fit is logged with the numbers and retried slowly).
  *
- * Cost: 0 calls while nothing changes but the periodic check (the provider's sync: a list of this
- * cluster's balancers and a read of the firewall, 2 requests per drift period); a change costs those
- * 2 and one write when rules differ. A tenant changing Services without pause makes it run at most
+ * Cost: 0 calls while nothing changes but the periodic check, which tells the provider no Service
+ * changed (the hcloud provider then reads only the firewall: 1 request per drift period); a change
+ * costs a list of the balancers, a read and one write when rules differ. A tenant changing Services without pause makes it run at most
  * once a minute: about 180 requests an hour.
  *
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { ControllerContext } from "./manager.ts";
-import type { LoadBalancers } from "../providers/provider.ts";
+import type { LoadBalancerFirewall } from "../providers/provider.ts";
 import { SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
@@ -27,7 +27,7 @@ const KEY = "firewall";
 
 /** See the module doc. */
 export class FirewallFollower {
-  readonly #firewall: NonNullable<LoadBalancers["firewall"]>;
+  readonly #firewall: LoadBalancerFirewall;
   readonly #queue: WorkQueue;
   readonly #periodMs: number;
   readonly #minIntervalMs: number;
@@ -35,10 +35,12 @@ export class FirewallFollower {
   readonly #rules;
   readonly #writes;
   #lastRun = -Infinity;
+  /** A Service changed since the last successful sync (the balancers must be looked at again). */
+  #dirty = true;
 
   constructor(
     ctx: ControllerContext,
-    firewall: NonNullable<LoadBalancers["firewall"]>,
+    firewall: LoadBalancerFirewall,
     minIntervalMs = MIN_INTERVAL_MS,
   ) {
     this.#firewall = firewall;
@@ -66,6 +68,7 @@ export class FirewallFollower {
 
   /** Asks for a sync, no sooner than the minimum interval after the last one. */
   poke(): void {
+    this.#dirty = true;
     this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - Date.now()));
   }
 
@@ -86,7 +89,15 @@ export class FirewallFollower {
   async #sync(signal: AbortSignal): Promise<void> {
     this.#lastRun = Date.now();
     try {
-      const result = await this.#firewall.sync(signal);
+      const dirty = this.#dirty;
+      this.#dirty = false;
+      let result;
+      try {
+        result = await this.#firewall.sync(signal, { balancersUnchanged: !dirty });
+      } catch (err) {
+        this.#dirty ||= dirty;
+        throw err;
+      }
       this.#rules.set({}, result.rules);
       if (result.changed) {
         this.#writes.inc();

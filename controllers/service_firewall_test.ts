@@ -20,14 +20,21 @@ function lb(name: string, port: number): Service {
 Deno.test("service firewall: a sync at start, then tenants' changes at most once a minute", async () => {
   const fake = new FakeProvider();
   let syncs = 0;
+  const unchanged: boolean[] = [];
   Object.assign(fake.loadBalancers, {
-    firewall: { sync: () => Promise.resolve({ changed: ++syncs === 1, rules: 1 }) },
+    firewall: {
+      sync: (_signal: AbortSignal, options?: { balancersUnchanged?: boolean }) => {
+        unchanged.push(options?.balancersUnchanged ?? false);
+        return Promise.resolve({ changed: ++syncs === 1, rules: 1 });
+      },
+    },
   });
   const t = newController(serviceController, fake);
   t.apiserver.seed("services", lb("web", 80));
   await t.runWhile(async () => {
     await abortableSleep(300);
     assertEquals(syncs, 1, "one sync at start");
+    assertEquals(unchanged, [false], "the first sync looks at the balancers");
     // A tenant churning Services: ten changes within a second start no second sync now.
     for (let i = 0; i < 10; i++) await t.client.create(SERVICES, lb(`churn-${i}`, 100 + i));
     await abortableSleep(500);

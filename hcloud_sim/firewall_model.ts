@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { type Cidr, cidrContains, parseCidr } from "../lib/cidr.ts";
+import { cidrContains, parseCidr } from "../lib/cidr.ts";
 import { parseLabelSelector } from "../lib/label_selector.ts";
 import type { Server, SimpleResource, World } from "./world.ts";
 
@@ -112,7 +112,7 @@ export function allowsInbound(
     fw.rules.some((r) =>
       r.direction === "in" && r.protocol === packet.protocol && portMatches(r.port, packet.port) &&
       r.source_ips.some((c) => {
-        const cidr = parseCidr(c) as Cidr | undefined;
+        const cidr = parseCidr(c);
         return !!cidr && cidrContains(cidr, packet.source);
       })
     )

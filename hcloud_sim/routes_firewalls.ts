@@ -7,8 +7,7 @@
  * @module
  */
 import { BodyReader, faults, type Reply } from "./http_kit.ts";
-import { validLabels } from "../lib/label_selector.ts";
-import { parseLabelSelector } from "../lib/label_selector.ts";
+import { parseLabelSelector, validLabels } from "../lib/label_selector.ts";
 import { parseCidr } from "../lib/cidr.ts";
 import { byId, listResponse, route, type SimRoute } from "./router.ts";
 import { resourceActionRoutes } from "./routes_servers.ts";

@@ -198,12 +198,21 @@ export interface LoadBalancers {
   readonly inventory?: LoadBalancerInventory;
   /** Optional capability: certificates from the cluster's TLS Secrets (see {@link SyncOptions.secrets}). */
   readonly tlsSecrets?: LoadBalancerTlsSecrets;
-  /**
-   * Optional capability: a cloud firewall whose rules let the balancers reach the Nodes (and only
-   * what they send to). The controller asks for a sync after balancers change, and once per drift
-   * period; `changed` says whether rules were written.
-   */
-  readonly firewall?: { sync(signal?: AbortSignal): Promise<{ changed: boolean; rules: number }> };
+  /** Optional capability: a cloud firewall whose rules follow the balancers (see {@link LoadBalancerFirewall}). */
+  readonly firewall?: LoadBalancerFirewall;
+}
+
+/**
+ * A cloud firewall whose rules let the balancers reach the Nodes (and only what they send to). The
+ * controller asks for a sync after balancers may have changed, and once per drift period with
+ * `balancersUnchanged` when no Service changed since (the provider may then skip looking at them);
+ * `changed` says whether rules were written, `rules` how many the CCM keeps.
+ */
+export interface LoadBalancerFirewall {
+  sync(
+    signal?: AbortSignal,
+    options?: { balancersUnchanged?: boolean },
+  ): Promise<{ changed: boolean; rules: number }>;
 }
 
 /** What the controller hands a sync beyond the Service and the Nodes. */

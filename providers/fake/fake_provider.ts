@@ -228,12 +228,11 @@ export class FakeProvider implements CloudProvider {
 
   /**
    * Routes the fake network holds: beyond it `createRoute` throws `LimitReachedError`, as a cloud
-   * does. With `advertiseRouteLimit` it is also the `maxRoutes` the controller is told.
+   * does. A test that wants the controller told in advance sets `routes.maxRoutes` too.
    */
   routeLimit?: number;
-  advertiseRouteLimit = false;
 
-  readonly routes: Routes = {
+  readonly routes: Omit<Routes, "maxRoutes"> & { maxRoutes?: number } = {
     listRoutes: async (_cluster, signal) => {
       await this.#enter("list-routes", "", signal);
       return [...this.routeTable.values()].map((r) => structuredClone(r));
@@ -258,10 +257,6 @@ export class FakeProvider implements CloudProvider {
       this.routeTable.delete(route.destinationCIDR);
     },
   };
-  /** `routes.maxRoutes`, as {@link advertiseRouteLimit} says (a getter on the object above). */
-  readonly #maxRoutes = Object.defineProperty(this.routes, "maxRoutes", {
-    get: () => this.advertiseRouteLimit ? this.routeLimit : undefined,
-  });
 
   /** Adds a machine; its provider ID defaults to `fake://<name>`. */
   addMachine(name: string, meta: Partial<InstanceMetadata> & { shutdown?: boolean } = {}): FakeInstance {

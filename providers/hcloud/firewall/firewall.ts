@@ -7,7 +7,8 @@
  * created (labelled with the cluster, applied to nothing); one labelled for another cluster is refused.
  *
  * Cost of a sync: one paginated list of this cluster's balancers (cut down as pages arrive), one
- * read of the firewall, and one `set_rules` only when the rules differ.
+ * read of the firewall, and one `set_rules` only when the rules differ. A recheck while the
+ * balancers are known unchanged (no Service changed since) reuses the last list: one read.
  *
  * @module
  */
@@ -48,6 +49,8 @@ export class HcloudFirewall {
   readonly #client: HcloudClient;
   readonly #name: string;
   readonly #clusterId: () => string | undefined;
+  /** What the last sync's list found, for a recheck that knows the balancers did not change. */
+  #openings?: { clusterId: string; openings: Opening[] };
 
   constructor(client: HcloudClient, name: string, clusterId: () => string | undefined) {
     this.#client = client;
@@ -60,12 +63,19 @@ export class HcloudFirewall {
     return `deno-ccm ${clusterId}: load balancers to the ports they send to`;
   }
 
-  /** Brings the rules in step with the balancers; says whether anything was written. */
-  async sync(): Promise<{ changed: boolean; rules: number }> {
+  /**
+   * Brings the rules in step with the balancers; says whether anything was written. With
+   * `balancersUnchanged`, the balancers of the last sync are taken as they were (no list).
+   */
+  async sync(balancersUnchanged = false): Promise<{ changed: boolean; rules: number }> {
     const clusterId = this.#clusterId();
     // Without the cluster's identity its balancers cannot be told from others': nothing to do.
     if (!clusterId) return { changed: false, rules: 0 };
-    const openings = await this.#openings(clusterId);
+    const known = balancersUnchanged && this.#openings?.clusterId === clusterId
+      ? this.#openings.openings
+      : undefined;
+    const openings = known ?? await this.#list(clusterId);
+    this.#openings = { clusterId, openings };
     const marker = HcloudFirewall.marker(clusterId);
     const found = await this.#find();
     if (found?.labels?.[CLUSTER_ID_LABEL] !== undefined && found.labels[CLUSTER_ID_LABEL] !== clusterId) {
@@ -124,7 +134,7 @@ export class HcloudFirewall {
   }
 
   /** What each of this cluster's balancers needs opened (public ones reaching targets publicly). */
-  async #openings(clusterId: string): Promise<Opening[]> {
+  async #list(clusterId: string): Promise<Opening[]> {
     const listed = await this.#client.listAll<ListedBalancer, Opening | undefined>(
       "list load balancers",
       "load_balancers",

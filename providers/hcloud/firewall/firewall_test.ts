@@ -111,7 +111,13 @@ Deno.test("firewall: the balancers' addresses to their ports, the operator's rul
     const after = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
     assertEquals(after.rules.map((r: { port: string }) => r.port), ["22", "30080"]);
     await t.api("POST", `/firewalls/${after.id}/actions/set_rules`, { rules: [after.rules[0]] });
-    assertEquals((await lbs.firewall!.sync()).changed, true);
+    // The periodic recheck, no Service changed since: one read of the firewall, and the repair.
+    const recheck = t.sim.audit.length;
+    assertEquals((await lbs.firewall!.sync(undefined, { balancersUnchanged: true })).changed, true);
+    assertEquals(t.sim.audit.slice(recheck).map((e) => e.route), [
+      "GET /firewalls",
+      "POST /firewalls/{id}/actions/set_rules",
+    ]);
     assertEquals((await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0].rules.length, 2);
   } finally {
     await t.finish();

@@ -11,6 +11,7 @@ import { withSignal } from "../../../lib/cancellation.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import type {
   ClusterView,
+  LoadBalancerFirewall,
   LoadBalancerNodeTargets,
   LoadBalancerResult,
   LoadBalancers,
@@ -106,7 +107,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
   /** One list of this cluster's balancers (its cluster label) per question (cluster_inventory.ts). */
   readonly inventory: ClusterInventory;
   /** The firewall whose rules follow the balancers, when the operator names one (firewall/). */
-  readonly firewall?: { sync(signal?: AbortSignal): Promise<{ changed: boolean; rules: number }> };
+  readonly firewall?: LoadBalancerFirewall;
   /** What deleting a Service's balancer works with (deletion.ts). */
   readonly #deletion: DeletionParts;
 
@@ -150,7 +151,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
     });
     if (defaults.firewall) {
       const firewall = new HcloudFirewall(ctx.client, defaults.firewall, () => this.#clusterId);
-      this.firewall = { sync: (signal) => withSignal(signal, () => firewall.sync()) };
+      this.firewall = {
+        sync: (signal, options) => withSignal(signal, () => firewall.sync(options?.balancersUnchanged)),
+      };
     }
     if (defaults.tlsSecrets) {
       this.tlsSecrets = {
