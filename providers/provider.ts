@@ -209,6 +209,7 @@ export interface LoadBalancers {
  * `changed` says whether rules were written, `rules` how many the CCM keeps.
  */
 export interface LoadBalancerFirewall {
+  /** Brings the rules in step; `balancersUnchanged`: no Service changed since the last sync. */
   sync(
     signal?: AbortSignal,
     options?: { balancersUnchanged?: boolean },
