@@ -173,13 +173,14 @@ Deno.test("docs: the events page names every reason the code records, and only t
     ),
   )).join("\n");
   // The ways the code spells a reason: an event call, a warning or condition's `reason:`, a CSR
-  // refusal, a ternary of two.
+  // refusal, node IPAM's wait, a ternary of two.
   const recorded = new Set<string>();
   for (
     const pattern of [
       /"(?:Warning|Normal)",\s*"([A-Z][A-Za-z0-9]+)"/g,
       /reason: "([A-Z][A-Za-z0-9]+)"/g,
       /refuse\(\s*"([A-Z][A-Za-z0-9]+)"/g,
+      /#wait\(\s*\w+,\s*"([A-Z][A-Za-z0-9]+)"/g,
       /reason = [^;\n]*\? "([A-Z][A-Za-z0-9]+)" : "([A-Z][A-Za-z0-9]+)"/g,
     ]
   ) for (const m of code.matchAll(pattern)) for (const r of m.slice(1)) recorded.add(r);

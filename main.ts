@@ -12,7 +12,7 @@ import { resolveControllers } from "./config/controllers_flag.ts";
 import { ConfigError } from "./lib/config_error.ts";
 import { resolveConnection } from "./kube/kubeconfig.ts";
 import { createProvider } from "./providers/registry.ts";
-import { CONTROLLER_FACTORIES } from "./controllers/mod.ts";
+import { CONTROLLER_FACTORIES, ipamPlan } from "./controllers/mod.ts";
 import { runApp } from "./app.ts";
 import { Registry } from "./lib/metrics.ts";
 import { logger, redact, setupLogging } from "./lib/log.ts";
@@ -32,6 +32,9 @@ export async function main(args: string[], env: Record<string, string | undefine
   }
   const controllers = resolveControllers(flags.controllers);
   errors.push(...controllers.errors);
+  if (controllers.enabled.has("node-ipam-controller") && flags.allocateNodeCidrs) {
+    errors.push(...ipamPlan(flags).errors);
+  }
   const registry = new Registry();
   const provider = await createProvider(flags, controllers.enabled, env, registry);
   errors.push(...provider.errors);

@@ -11,13 +11,18 @@ export const CONTROLLER_NAMES = [
   "service-lb-controller",
   "node-route-controller",
   "kubelet-serving-csr-approver",
+  "node-ipam-controller",
 ] as const;
 
 /**
  * Controllers `*` does not turn on (as upstream's disabled-by-default ones): they must be named.
- * The CSR approver: a cluster may already run another approver.
+ * The CSR approver: a cluster may already run another approver; node IPAM: kube-controller-manager's
+ * allocator usually gives the pod CIDRs, and two allocators must never run at once.
  */
-export const OFF_BY_DEFAULT: ReadonlySet<string> = new Set(["kubelet-serving-csr-approver"]);
+export const OFF_BY_DEFAULT: ReadonlySet<string> = new Set([
+  "kubelet-serving-csr-approver",
+  "node-ipam-controller",
+]);
 
 /** One of {@link CONTROLLER_NAMES}. */
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
@@ -30,6 +35,8 @@ const ALIASES: Record<string, ControllerName> = {
   route: "node-route-controller",
   "route-controller": "node-route-controller",
   "csr-approver": "kubelet-serving-csr-approver",
+  nodeipam: "node-ipam-controller",
+  "node-ipam": "node-ipam-controller",
 };
 
 function canonical(name: string): ControllerName | undefined {

@@ -51,14 +51,16 @@ export const FLAGS = [
     help:
       "Controllers to run: * for all on by default, name to enable, -name to disable (cloud-node-controller, " +
       "cloud-node-lifecycle-controller, service-lb-controller, node-route-controller; aliases cloud-node, " +
-      "cloud-node-lifecycle, service, route; off by default: kubelet-serving-csr-approver, alias csr-approver)",
+      "cloud-node-lifecycle, service, route; off by default: kubelet-serving-csr-approver, alias csr-approver, " +
+      "and node-ipam-controller, alias nodeipam)",
   },
   { name: "cluster-name", type: "string", default: "kubernetes", help: "Name of the cluster" },
   {
     name: "cluster-cidr",
     type: "string",
     default: "",
-    help: "Pod CIDR range(s) of the cluster, comma-separated (needed for routes)",
+    help: "Pod CIDR range(s) of the cluster, comma-separated, primary family first (needed for routes and " +
+      "node IPAM)",
   },
   {
     name: "configure-cloud-routes",
@@ -70,8 +72,30 @@ export const FLAGS = [
     name: "allocate-node-cidrs",
     type: "bool",
     default: false,
-    help: "Accepted for compatibility; pod CIDRs come from kube-controller-manager",
-    ignored: true,
+    help:
+      "With the node-ipam-controller (off unless named in --controllers): give each Node its pod CIDRs. " +
+      "Without that controller it has no effect (kube-controller-manager's allocator gives them, as with the " +
+      "official CCM)",
+  },
+  {
+    name: "cidr-allocator-type",
+    type: "string",
+    default: "CloudAllocator",
+    help: "The node-ipam-controller's allocator: CloudAllocator (IPv4 from --cluster-cidr, IPv6 from each " +
+      "server's /64) or RangeAllocator (both from --cluster-cidr, as kube-controller-manager)",
+  },
+  {
+    name: "node-cidr-mask-size-ipv4",
+    type: "int",
+    default: 24,
+    help: "Prefix length of each Node's IPv4 pod CIDR (node-ipam-controller)",
+  },
+  {
+    name: "node-cidr-mask-size-ipv6",
+    type: "int",
+    default: 0,
+    help: "Prefix length of each Node's IPv6 pod CIDR (node-ipam-controller); 0: 80 with CloudAllocator " +
+      "(the second /80 of the server's /64), 64 with RangeAllocator",
   },
   {
     name: "load-balancer-class",

@@ -173,7 +173,7 @@ Deno.test("flags: the Flags type is the table's effective flags, camel-cased, wi
   );
   assertEquals(Object.keys(flags).sort(), effective.sort());
   // @ts-expect-error: flags accepted only for compatibility have no field
-  assertEquals(flags.allocateNodeCidrs, undefined);
+  assertEquals(flags.allowUntaggedCloud, undefined);
   // Go's strconv.ParseBool, as the upstream CCM's pflag reads booleans.
   assertEquals(parseFlags(["--leader-elect=tRuE"]).errors, [
     '--leader-elect: "tRuE" is not a boolean (true or false)',

@@ -40,7 +40,6 @@ const VALUED = [
   "authorization-webhook-cache-authorized-ttl",
   "authorization-webhook-cache-unauthorized-ttl",
   "cert-dir",
-  "cidr-allocator-type",
   "client-ca-file",
   "concurrent-node-status-updates",
   "controller-start-interval",

@@ -10,6 +10,7 @@ import { nodeLifecycleController } from "./node_lifecycle.ts";
 import { routeController } from "./route.ts";
 import { serviceController } from "./service.ts";
 import { csrApproverController } from "./csr_approver.ts";
+import { nodeIpamController } from "./node_ipam.ts";
 
 /** Factories of the implemented controllers; a name missing here is skipped with a warning. */
 export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFactory>> = {
@@ -18,6 +19,7 @@ export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFact
   "service-lb-controller": serviceController,
   "node-route-controller": routeController,
   "kubelet-serving-csr-approver": csrApproverController,
+  "node-ipam-controller": nodeIpamController,
 };
 
 export {
@@ -38,3 +40,4 @@ export {
   UNINITIALIZED_TAINT,
 } from "./node_metadata.ts";
 export { LB_FINALIZER } from "./service.ts";
+export { ipamPlan } from "./node_ipam_plan.ts";

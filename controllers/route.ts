@@ -67,6 +67,8 @@ class RouteController implements Controller {
   #lastRun = 0;
   /** Nodes (UIDs) already told why they get no route. */
   readonly #toldUnroutable = new Set<string>();
+  /** IPv6 pod CIDRs already told they get no route (`uid|cidr`). */
+  readonly #toldIpv6 = new Set<string>();
   /** Nodes the last run skipped because their InternalIP was still coming. */
   #awaitingAddress = new Set<string>();
   /**
@@ -140,6 +142,10 @@ class RouteController implements Controller {
     // A Node that is not the cloud's (labelled so) gets no route, and a route through it (made by
     // its owner, or before the label) is left as it is.
     const nodes = all.filter(managedNode);
+    // What was told of Nodes that are gone is forgotten (the sets would grow with every Node ever seen).
+    const uids = new Set(all.map((n) => n.metadata?.uid));
+    for (const uid of this.#toldUnroutable) if (!uids.has(uid)) this.#toldUnroutable.delete(uid);
+    for (const told of this.#toldIpv6) if (!uids.has(told.split("|")[0])) this.#toldIpv6.delete(told);
     const unmanagedGateways = new Set(all.filter((n) => !managedNode(n)).map(internalIp).filter(Boolean));
     const wanted: Wanted[] = [];
     for (const node of nodes) {
@@ -162,6 +168,11 @@ class RouteController implements Controller {
         const parsed = parseCidr(cidr);
         if (!parsed) continue;
         if (parsed.family === 6) {
+          // Once per Node and range: an event each run was an apiserver write per dual-stack Node
+          // every few seconds (the recorder's count patch).
+          const told = `${node.metadata!.uid}|${parsed.text}`;
+          if (this.#toldIpv6.has(told)) continue;
+          this.#toldIpv6.add(told);
           this.#recorder.event(
             NODES,
             node,

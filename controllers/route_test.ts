@@ -156,3 +156,17 @@ for (const advertised of [false, true]) {
     },
   );
 }
+
+Deno.test("route controller (fake provider): a dual-stack Node's IPv6 range is said to get no route once, not each run", async () => {
+  const fake = new FakeProvider();
+  fake.addMachine("a");
+  const t = newController(routeController, fake, [...ARGS, "--cluster-cidr=10.244.0.0/16,2001:db8::/32"]);
+  const a = node("a", "10.244.0.0/24", "10.0.0.2");
+  a.spec!.podCIDRs = ["10.244.0.0/24", "2001:db8:0:1:1::/80"];
+  t.apiserver.seed("nodes", a);
+  await t.runFor(600); // six reconciliation periods
+  const skipped = t.apiserver.objects<{ reason?: string; count?: number }>("events")
+    .filter((e) => e.reason === "IPv6RouteSkipped");
+  assertEquals(skipped.map((e) => e.count ?? 1), [1], "one event, never counted up");
+  assertEquals([...fake.routeTable.keys()], ["10.244.0.0/24"]);
+});

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { copyToFile } from "./helpers.ts";
 
 /** Fails, saying how to get it, when containerd is not installed. */
 export async function containerdBinary(): Promise<string> {
@@ -60,7 +61,7 @@ export class Containerd {
       stdout: "null",
       stderr: "piped",
     }).spawn();
-    child.stderr.pipeTo(log.writable).catch(() => {});
+    copyToFile(child.stderr, log);
     const runtime = new Containerd(child, dir);
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {

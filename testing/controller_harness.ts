@@ -9,6 +9,7 @@ import { KubeClient } from "../kube/client.ts";
 import { InformerFactory } from "../kube/informer_factory.ts";
 import { type Flags, parseFlags } from "../config/flags.ts";
 import { Registry } from "../lib/metrics.ts";
+import { Conditions } from "../lib/conditions.ts";
 import {
   type Controller,
   type ControllerContext,
@@ -26,6 +27,8 @@ export interface ControllerUnderTest {
   client: KubeClient;
   /** The metrics the controller registered. */
   metrics: Registry;
+  /** What the controller reports for `/readyz`. */
+  conditions: Conditions;
   /** Runs informers and the controller for `ms`, then stops both. */
   runFor(ms: number): Promise<void>;
   /**
@@ -49,6 +52,7 @@ export function newController(
   const apiserver = new MemoryApiserver();
   const client = new KubeClient(apiserver);
   const metrics = new Registry();
+  const conditions = new Conditions();
   const informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
   const ctx: ControllerContext = {
     client,
@@ -57,6 +61,7 @@ export function newController(
     flags: flags as Flags,
     metrics,
     recorder: makeRecorderFactory(client, "test-host").recorder,
+    conditions,
   };
   const made = factory(ctx);
   if ("disabled" in made) throw new Error(`controller disabled: ${made.disabled}`);
@@ -65,6 +70,7 @@ export function newController(
     apiserver,
     client,
     metrics,
+    conditions,
     runFor(ms: number) {
       return this.runWhile(() => new Promise((r) => setTimeout(r, ms)));
     },

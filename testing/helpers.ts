@@ -41,3 +41,19 @@ export function freePort(): number {
   listener.close();
   return port;
 }
+
+/**
+ * Copies a child's output into `file` as it comes, so a log read mid-test (a failure message's
+ * tail) holds what the process wrote so far: `stream.pipeTo(file.writable)` held it all back until
+ * the process ended, and every tail read before then was empty. Closes the file at the end.
+ */
+export function copyToFile(stream: ReadableStream<Uint8Array>, file: Deno.FsFile): Promise<void> {
+  const write = (chunk: Uint8Array) => {
+    for (let at = 0; at < chunk.length;) at += file.writeSync(chunk.subarray(at));
+  };
+  return stream.pipeTo(new WritableStream({ write })).catch(() => {}).finally(() => {
+    try {
+      file.close();
+    } catch { /* closed */ }
+  });
+}

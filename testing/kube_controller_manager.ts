@@ -8,6 +8,7 @@
  * @module
  */
 import type { TestCluster } from "./kube_cluster.ts";
+import { copyToFile } from "./helpers.ts";
 
 /** How long a silent kubelet is given: short, so tests see a Node go `Unknown` within seconds. */
 export const KCM_GRACE_SECONDS = 10;
@@ -50,7 +51,7 @@ export class KubeControllerManager {
       stdout: "null",
       stderr: "piped",
     }).spawn();
-    child.stderr.pipeTo(log.writable).catch(() => {});
+    copyToFile(child.stderr, log);
     return new KubeControllerManager(child, logPath);
   }
 

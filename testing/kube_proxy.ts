@@ -11,6 +11,7 @@
  */
 import type { TestCluster } from "./kube_cluster.ts";
 import { NodeNamespace } from "./node_namespace.ts";
+import { copyToFile } from "./helpers.ts";
 
 /** The address a Node's endpoints answer on. */
 export function kubeProxyNodeAddress(index: number): string {
@@ -74,7 +75,7 @@ export class KubeProxyNode {
       "--v=1",
     ]);
     this.#proxy = new Deno.Command(cmd, { args, stdout: "null", stderr: "piped" }).spawn();
-    this.#proxy.stderr.pipeTo(log.writable).catch(() => {});
+    copyToFile(this.#proxy.stderr, log);
   }
 
   /** Starts `args` inside the Node's namespace (a "Pod" of the Node); the caller stops it. */

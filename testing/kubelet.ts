@@ -15,6 +15,7 @@
 import type { TestCluster } from "./kube_cluster.ts";
 import type { Containerd } from "./containerd.ts";
 import { NodeNamespace, sh } from "./node_namespace.ts";
+import { copyToFile } from "./helpers.ts";
 
 /** The kernel tunables a kubelet sets at start (`setupKernelTunables`). */
 const TUNABLES = [
@@ -144,7 +145,7 @@ export class Kubelet {
       "--v=2",
     ], false);
     this.#child = new Deno.Command(cmd, { args, stdout: "null", stderr: "piped" }).spawn();
-    this.#child.stderr.pipeTo(log.writable).catch(() => {});
+    copyToFile(this.#child.stderr, log);
   }
 
   /** The end of its log, for a failure message. */

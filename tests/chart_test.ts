@@ -9,6 +9,7 @@ import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { parseFlags } from "../config/flags.ts";
 import { resolveControllers } from "../config/controllers_flag.ts";
+import { ipamPlan } from "../controllers/mod.ts";
 import { parseAllDocuments } from "yaml";
 import {
   ADMISSION_POLICY_API,
@@ -100,6 +101,22 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
       "services:list",
       "services:watch",
     ]);
+  },
+  "node-ipam-values.yaml": (o) => {
+    const args: string[] = container(o).args;
+    for (
+      const want of [
+        "--controllers=*,kubelet-serving-csr-approver,node-ipam-controller",
+        "--allocate-node-cidrs=true",
+        "--cluster-cidr=10.244.0.0/16,2a01:4f8::/29",
+        "--cidr-allocator-type=CloudAllocator",
+        "--node-cidr-mask-size-ipv6=96",
+      ]
+    ) assert(args.includes(want), `${want} in ${args}`);
+    const { flags, errors } = parseFlags(args);
+    assertEquals([...errors, ...ipamPlan(flags).errors], [], "the CCM takes them");
+    assert(resolveControllers(flags.controllers).enabled.has("node-ipam-controller"));
+    assert(!(container(o).env ?? []).some((e: Rendered) => e.name === "HCLOUD_NETWORK"), "no routes asked");
   },
   "csr-approver-values.yaml": (o) => {
     const args: string[] = container(o).args;

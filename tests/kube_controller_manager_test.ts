@@ -3,7 +3,8 @@
  * the pod CIDRs come from its node IPAM (the harness writes none) and our route controller routes
  * them; a Node whose kubelet stops renewing its Lease is marked `Unknown` and tainted unreachable by
  * its node lifecycle (the harness does not), and once its server is gone our node lifecycle deletes
- * it and our route controller drops its route.
+ * it and our route controller drops its route. Our node IPAM, turned on by mistake beside its
+ * allocator, sees pod CIDRs it did not write and stops, naming kube-controller-manager.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
@@ -13,7 +14,7 @@ import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
 import { eventually, quietLogs } from "../testing/helpers.ts";
 import { SCENARIO_ARGS, SCENARIO_CLUSTER_CIDR, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { KubeControllerManager } from "../testing/kube_controller_manager.ts";
-import { LEASES, NODES } from "../kube/resources.ts";
+import { EVENTS, LEASES, NODES } from "../kube/resources.ts";
 import { UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 import type { KubeClient } from "../kube/client.ts";
 
@@ -48,8 +49,12 @@ Deno.test({
     const client = await adminClient(cluster);
     const kcm = await KubeControllerManager.start(cluster, SCENARIO_CLUSTER_CIDR);
     const ccm = await startCcm(cluster, s.sim, [
-      "--controllers=cloud-node,cloud-node-lifecycle,route",
+      // Our node IPAM too, by mistake: IPv6 from each server's /64 waits for the Node's
+      // initialization, so kube-controller-manager's allocator always writes first.
+      "--controllers=cloud-node,cloud-node-lifecycle,route,node-ipam-controller",
       ...SCENARIO_ARGS,
+      "--allocate-node-cidrs=true",
+      `--cluster-cidr=${SCENARIO_CLUSTER_CIDR},2001:db8::/32`,
     ], SCENARIO_ENV);
     const alive = new Set(["cp", "w1", "w2"]);
     let beating = true;
@@ -90,6 +95,23 @@ Deno.test({
       for (const [name, cidr] of cidrs) {
         const server = [...s.sim.world.servers.values()].find((x) => x.name === name)!;
         assertEquals(routed().get(cidr), server.private_net[0].ip, `${name}'s pods go to its server`);
+      }
+
+      // Our allocator saw pod CIDRs it did not write and stopped, naming the other writer.
+      const conflicts = async () =>
+        (await client.list(EVENTS, { namespace: "default" })).items.filter((e) =>
+          e.reason === "PodCIDRAllocatorConflict"
+        );
+      await eventually(async () => (await conflicts()).length > 0, 30_000);
+      const [conflict] = await conflicts();
+      assert(
+        conflict.message?.includes(
+          `from "kube-controller-manager", not from deno-ccm: another allocator runs`,
+        ),
+        conflict.message,
+      );
+      for (const n of await nodes()) {
+        assertEquals(n.spec?.podCIDRs?.length, 1, "only kube-controller-manager's");
       }
 
       // w2's kubelet goes silent: kube-controller-manager marks it Unknown, and (in a pass of its own,

@@ -3,7 +3,9 @@
  * kube-controller-manager and the CCM: the CCM initializes the Nodes the kubelets register; over a
  * stretch of the kubelets' own status updates the addresses, labels, taints and provider ID stay as
  * the CCM set them and the CCM writes nothing (no flapping, no conflicts); a stopped kubelet's Node
- * goes `Unknown` and, once its server is gone, is deleted.
+ * goes `Unknown` and, once its server is gone, is deleted. The pod CIDRs come from our node IPAM
+ * (kube-controller-manager's allocator off), IPv4 and IPv6 from each server's /64, and each kubelet
+ * hands both to the container runtime.
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
@@ -41,10 +43,16 @@ Deno.test({
     const { cluster, s, client, close } = await testEnvironment();
     seedScenario(s.sim);
     const runtime = await Containerd.start(cluster.dir);
-    const kcm = await KubeControllerManager.start(cluster, SCENARIO_CLUSTER_CIDR);
+    const kcm = await KubeControllerManager.start(
+      cluster,
+      SCENARIO_CLUSTER_CIDR,
+      "node-lifecycle-controller",
+    );
     const ccm = await startCcm(cluster, s.sim, [
-      "--controllers=cloud-node,cloud-node-lifecycle,route",
+      "--controllers=cloud-node,cloud-node-lifecycle,route,node-ipam-controller",
       ...SCENARIO_ARGS,
+      "--allocate-node-cidrs=true",
+      `--cluster-cidr=${SCENARIO_CLUSTER_CIDR},2001:db8::/32`,
     ], SCENARIO_ENV);
     const server = (name: string) => [...s.sim.world.servers.values()].find((x) => x.name === name)!;
     const w2Ip = server("w2").private_net[0].ip!;
@@ -72,6 +80,29 @@ Deno.test({
       }, 90_000).catch(async (err) => {
         throw new Error(`${err.message}\n${await logs()}`);
       });
+
+      // Pod CIDRs from our node IPAM: a /24 of the cluster's range, then index 1 of the server's /64
+      // at /80; each kubelet passed both to containerd (it logs them once the runtime took them).
+      const v4 = new Set<string>();
+      for (const name of ["w1", "w2"]) {
+        const n = await client.get(NODES, name);
+        const net = server(name).public_net.ipv6!.ip.replace("::/64", "");
+        const [ipv4, ipv6] = n.spec?.podCIDRs ?? [];
+        assert(/^10\.244\.\d+\.0\/24$/.test(ipv4 ?? ""), `${name}: ${n.spec?.podCIDRs}`);
+        v4.add(ipv4);
+        assertEquals(ipv6, `${net}:1::/80`, `${name}'s IPv6 pod range is its server's`);
+        const kubelet = kubelets.find((k) => k.options.name === name)!;
+        await eventually(
+          async () => (await Deno.readTextFile(kubelet.logPath)).includes(`newPodCIDR="${ipv4},${ipv6}"`),
+          30_000,
+        )
+          .catch(async (err) => {
+            const text = await Deno.readTextFile(kubelet.logPath).catch((e) => `unreadable: ${e}`);
+            const lines = text.split("\n").filter((l) => l.includes("CIDR")).join("\n");
+            throw new Error(`${err.message}\n${text.length} bytes; CIDR lines:\n${lines}\n${await logs()}`);
+          });
+      }
+      assertEquals(v4.size, 2, "one IPv4 range each");
 
       // As the CCM set them: the cloud's addresses and the server's labels; the kubelet's node IP
       // (w2) validated against the server's addresses and listed first.

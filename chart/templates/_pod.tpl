@@ -62,19 +62,30 @@ spec:
     - name: {{ include "deno-ccm.name" . }}
       image: {{ include "deno-ccm.image" . | quote }}
       imagePullPolicy: {{ .Values.image.pullPolicy }}
+      {{- /* Controllers off by default that a section turns on, added to args.controllers (or *). */}}
+      {{- $extra := list }}
+      {{- if .Values.csrApprover.enabled }}{{ $extra = append $extra "kubelet-serving-csr-approver" }}{{ end }}
+      {{- if .Values.nodeIpam.enabled }}{{ $extra = append $extra "node-ipam-controller" }}{{ end }}
       args:
         {{- range $key, $value := .Values.args }}
-        {{- if and (not (kindIs "invalid" $value)) (not (and $.Values.csrApprover.enabled (eq $key "controllers"))) }}
+        {{- if and (not (kindIs "invalid" $value)) (not (and $extra (eq $key "controllers"))) }}
         - {{ printf "--%s%s" $key (ternary "" (printf "=%v" $value) (eq (toString $value) "")) | quote }}
         {{- end }}
         {{- end }}
-        {{- if .Values.networking.enabled }}
+        {{- if or .Values.networking.enabled .Values.nodeIpam.enabled }}
         - "--allocate-node-cidrs=true"
         - {{ printf "--cluster-cidr=%s" .Values.networking.clusterCIDR | quote }}
         {{- end }}
+        {{- if $extra }}
+        - {{ printf "--controllers=%s,%s" (toString (default "*" (index .Values.args "controllers"))) (join "," $extra) | quote }}
+        {{- end }}
         {{- if .Values.csrApprover.enabled }}
-        - {{ printf "--controllers=%s,kubelet-serving-csr-approver" (toString (default "*" (index .Values.args "controllers"))) | quote }}
         - "--kubelet-serving-csr-deny={{ .Values.csrApprover.deny }}"
+        {{- end }}
+        {{- if .Values.nodeIpam.enabled }}
+        - {{ printf "--cidr-allocator-type=%s" .Values.nodeIpam.allocatorType | quote }}
+        - {{ printf "--node-cidr-mask-size-ipv4=%v" .Values.nodeIpam.nodeCidrMaskSizeIpv4 | quote }}
+        - {{ printf "--node-cidr-mask-size-ipv6=%v" .Values.nodeIpam.nodeCidrMaskSizeIpv6 | quote }}
         {{- end }}
         - "--leader-elect={{ include "deno-ccm.leaderElect" . }}"
         - "--secure-port={{ .Values.statusPort }}"

@@ -24,6 +24,8 @@ import { LimitReachedError } from "../errors.ts";
 export interface FakeInstance extends InstanceMetadata {
   name: string;
   shutdown?: boolean;
+  /** Networks routed to the machine beyond its addresses (an IPv6 `/64`), in its record. */
+  cidrs?: string[];
 }
 
 /**
@@ -132,16 +134,19 @@ export class FakeProvider implements CloudProvider {
       await this.#enter("machine-record", nodeName(node), signal);
       const m = node.spec?.providerID ? this.machines.get(node.spec.providerID) : undefined;
       if (!m || m.name !== nodeName(node)) return undefined;
-      const cidrs = m.nodeAddresses.filter((a) => a.type !== "Hostname").map((a) =>
-        a.address.includes(":") ? `${a.address}/128` : `${a.address}/32`
-      );
+      const cidrs = [
+        ...m.nodeAddresses.filter((a) => a.type !== "Hostname").map((a) =>
+          a.address.includes(":") ? `${a.address}/128` : `${a.address}/32`
+        ),
+        ...(m.cidrs ?? []),
+      ];
       return { providerID: m.providerID, names: [m.name], cidrs };
     },
     instanceMetadata: async (node, _purpose, signal) => {
       await this.#enter("instance-metadata", nodeName(node), signal);
       const m = this.#machineOf(node);
       if (!m) return undefined;
-      const { name: _name, shutdown: _s, ...meta } = m;
+      const { name: _name, shutdown: _s, cidrs: _c, ...meta } = m;
       return structuredClone(meta);
     },
   };
@@ -259,7 +264,10 @@ export class FakeProvider implements CloudProvider {
   };
 
   /** Adds a machine; its provider ID defaults to `fake://<name>`. */
-  addMachine(name: string, meta: Partial<InstanceMetadata> & { shutdown?: boolean } = {}): FakeInstance {
+  addMachine(
+    name: string,
+    meta: Partial<InstanceMetadata> & { shutdown?: boolean; cidrs?: string[] } = {},
+  ): FakeInstance {
     const machine: FakeInstance = {
       name,
       providerID: meta.providerID ?? `fake://${name}`,
@@ -269,6 +277,7 @@ export class FakeProvider implements CloudProvider {
       region: meta.region ?? "region-1",
       additionalLabels: meta.additionalLabels,
       shutdown: meta.shutdown,
+      ...(meta.cidrs ? { cidrs: meta.cidrs } : {}),
     };
     this.machines.set(machine.providerID, machine);
     return machine;
