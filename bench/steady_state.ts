@@ -1,9 +1,10 @@
 /**
  * The steady-state scenario: N Nodes (kubelets reporting every 5 minutes) and 50 LoadBalancer
  * Services, idle, observed for some minutes, for each server refresh design: `actions` (follow the
- * action logs, a full list every hour) and `list` (a full list at every address refresh).
+ * action logs, a full list every 24 hours as the backstop) and `list` (a full list at every address
+ * refresh).
  *
- * A window shorter than the full-list period would miss the hourly list: `requests_per_hour` adds
+ * A window shorter than the full-list period would miss the periodic list: `requests_per_hour` adds
  * it (the pages a full list took here, once per period), next to what the window measured.
  * Designs run side by side per N (separate apiservers, simulators and CCMs). The servers already
  * carry the cluster's target label, as after the first hour: labelling 5000 servers one request each
@@ -48,7 +49,8 @@ export interface SteadyRun extends ScenarioResult {
   setup_failed?: string;
 }
 
-const FULL_LIST_PERIOD_H = 1;
+/** `HCLOUD_SERVER_FULL_LIST_PERIOD`'s default without server labels copied to Nodes (this scenario). */
+const FULL_LIST_PERIOD_H = 24;
 
 /** Runs every (nodes, refresh) pair; both designs of one N at once. */
 export async function steadyStateMatrix(options: {

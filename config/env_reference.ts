@@ -115,8 +115,9 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
     hccm: "ours",
   },
   HCLOUD_SERVER_FULL_LIST_PERIOD: {
-    default: "1h",
-    meaning: "Longest time between full server lists with HCLOUD_SERVER_REFRESH=actions.",
+    default: "24h; 1h with HCLOUD_INSTANCES_SERVER_LABELS or _TAINTS",
+    meaning: "Longest time between full server lists with HCLOUD_SERVER_REFRESH=actions (server labels and " +
+      "names are no actions: a label copied to Nodes needs the list; a rename shows in the Hostname address).",
     hccm: "ours",
   },
   HCLOUD_METRICS_ENABLED: {

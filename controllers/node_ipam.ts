@@ -218,7 +218,7 @@ class NodeIpam implements Controller {
     const providerID = node.spec?.providerID;
     // Not initialized yet: its provider ID brings it back.
     if (!providerID) return undefined;
-    const record = await this.#instances!.machineRecord!(node, signal);
+    const record = await this.#instances!.machineRecord!(node, signal, "initialize");
     if (!record) {
       return this.#wait(node, "NoMachine", `no machine has provider ID ${providerID} under the Node's name`);
     }
@@ -268,7 +268,7 @@ class NodeIpam implements Controller {
     if (!range || !this.#instances?.machineRecord || !node.spec?.providerID) {
       return void this.#problems.delete(name);
     }
-    const record = await this.#instances.machineRecord(node, signal);
+    const record = await this.#instances.machineRecord(node, signal, "initialize");
     const net = record && machineIpv6Net(record);
     if (!net || cidrWithin(range, net)) return void this.#problems.delete(name);
     const message = staleRange(name, range, net);

@@ -79,10 +79,18 @@ export interface Instances {
   /**
    * Optional capability: the cloud's own record of the machine behind an initialized Node, found by
    * `node.spec.providerID` alone and holding nothing the Node says about itself (no annotation, no
-   * kubelet address): what the kubelet-serving CSR approver checks a request's names against.
-   * `undefined` when no machine of this provider has that ID, or its name no longer is the Node's.
+   * kubelet address): what the kubelet-serving CSR approver checks a request's names against, and
+   * where node IPAM finds a machine's IPv6 range. `undefined` when no machine of this provider has
+   * that ID, or its name no longer is the Node's. `purpose` as for `instanceMetadata`: `initialize`
+   * accepts any list newer than the Node that is at most minutes old (a machine's ranges do not change
+   * under a joining Node, and a list the node controller already read serves), `refresh` (the
+   * default) wants a current one.
    */
-  machineRecord?(node: Node, signal?: AbortSignal): Promise<MachineRecord | undefined>;
+  machineRecord?(
+    node: Node,
+    signal?: AbortSignal,
+    purpose?: MetadataPurpose,
+  ): Promise<MachineRecord | undefined>;
 }
 
 /** See {@link Instances.machineRecord}. */

@@ -3,7 +3,8 @@
  * server's Node, a Robot server's Node and two Nodes that are not Hetzner's (a home-lab box and
  * another cloud's machine), labelled `node.deno-ccm.io/managed=false`. The Hetzner Nodes are served
  * as always; the foreign ones are touched by nothing: no lookup in either API, no write, no event,
- * no route, no target, and a NotReady one stays.
+ * no route, no target, and a NotReady one stays. Node IPAM is on: a Robot Node registered without
+ * pod CIDRs gets an IPv4 range and one of its Robot /64, a foreign one nothing.
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../testing/assert.ts";
@@ -35,6 +36,7 @@ Deno.test({
       private_net: [{ network: netId, ip: "10.0.0.2" }],
     });
     const bm = sim.robot.add({ server_name: "bm-1", product: "AX41-NVMe", dc: "FSN1-DC14" });
+    const bm2 = sim.robot.add({ server_name: "bm-2", product: "AX41-NVMe", dc: "FSN1-DC14" });
     // A home box named like a Cloud server elsewhere in the project would still not be looked up.
     sim.addServer({ name: "home-1", location: "fsn1" });
     const foreign = { [MANAGED_LABEL]: "false" };
@@ -50,11 +52,20 @@ Deno.test({
       labels: foreign,
       providerID: "aws:///eu-central-1a/i-0abc",
     });
-    const before = { home: await client.get(NODES, "home-1"), aws: await client.get(NODES, "aws-1") };
+    // Without pod CIDRs: node IPAM gives the Robot one its ranges, the foreign one nothing.
+    await registerNode(client, "bm-2", {});
+    await registerNode(client, "home-2", { labels: foreign, nodeIp: "192.168.1.6" });
+    const before = {
+      home: await client.get(NODES, "home-1"),
+      aws: await client.get(NODES, "aws-1"),
+      home2: await client.get(NODES, "home-2"),
+    };
     const ccm = await startCcm(cluster, sim, [
-      "--controllers=cloud-node,cloud-node-lifecycle,service,route",
+      "--controllers=cloud-node,cloud-node-lifecycle,service,route,node-ipam-controller",
       "--node-monitor-period=1s",
-      "--cluster-cidr=10.244.0.0/16",
+      "--allocate-node-cidrs=true",
+      // The simulator's Robot ranges are in 2a01:4f8::/32, its Cloud ranges in 2001:db8::/32.
+      "--cluster-cidr=10.244.0.0/16,2000::/3",
     ], {
       ROBOT_ENABLED: "true",
       ROBOT_USER: "robot-user",
@@ -65,7 +76,7 @@ Deno.test({
     });
     const node = (name: string) => client.get(NODES, name) as Promise<Node>;
     try {
-      for (const name of ["cloud-1", "bm-1"]) {
+      for (const name of ["cloud-1", "bm-1", "bm-2"]) {
         await eventually(async () =>
           !(await node(name)).spec?.taints?.some((t) => t.key === UNINITIALIZED_TAINT)
         );
@@ -84,7 +95,17 @@ Deno.test({
         !!(await client.get(SERVICES, "web", { namespace: "default" })).status?.loadBalancer?.ingress?.length
       );
       const lb = [...sim.world.loadBalancers.values()][0];
-      assertEquals(lb.targets.filter((t) => t.type === "ip").map((t) => t.ip!.ip), [bm.server_ip]);
+      assertEquals(
+        lb.targets.filter((t) => t.type === "ip").map((t) => t.ip!.ip).sort(),
+        [bm.server_ip, bm2.server_ip].sort(),
+      );
+      // The Robot Node without pod CIDRs: the first free /24 (the others' are taken) and subnet 1 of
+      // its Robot /64.
+      await eventually(async () => ((await node("bm-2")).spec?.podCIDRs ?? []).length > 0);
+      assertEquals((await node("bm-2")).spec?.podCIDRs, [
+        "10.244.0.0/24",
+        `${bm2.server_ipv6_net!.replace(/::$/, "")}:1::/80`,
+      ]);
       assertEquals(cloud.labels["deno-ccm/lb-target"] !== undefined, true);
       const homeServer = [...sim.world.servers.values()].find((s) => s.name === "home-1")!;
       assertEquals(homeServer.labels["deno-ccm/lb-target"], undefined, "the namesake server is no target");
@@ -93,8 +114,14 @@ Deno.test({
       // The foreign home box goes NotReady, for several monitor periods: it stays.
       await setReady(client, "home-1", false);
       await new Promise((r) => setTimeout(r, 4_000));
-      for (const [name, was] of [["home-1", before.home], ["aws-1", before.aws]] as const) {
+      for (
+        const [name, was] of [["home-1", before.home], ["aws-1", before.aws], [
+          "home-2",
+          before.home2,
+        ]] as const
+      ) {
         const now = await node(name);
+        assertEquals(now.spec?.podCIDRs, was.spec?.podCIDRs, `${name}: pod CIDRs untouched`);
         assertEquals(now.spec?.providerID, was.spec?.providerID, `${name}: provider ID untouched`);
         assertEquals(now.spec?.taints, was.spec?.taints, `${name}: taints untouched`);
         assertEquals(now.metadata?.labels, was.metadata?.labels, `${name}: labels untouched`);
@@ -108,7 +135,7 @@ Deno.test({
       assertEquals(sim.world.networks.get(netId)!.routes.map((r) => r.destination), ["10.244.1.0/24"]);
       // No request named them (lookups by name would; the server list is shared, so the proof that
       // home-1 was not matched to the Cloud server of its name is its provider ID, above).
-      const named = sim.audit.filter((e) => /home-1|aws-1|i-0abc/.test(`${e.path}?${e.query}`));
+      const named = sim.audit.filter((e) => /home-[12]|aws-1|i-0abc/.test(`${e.path}?${e.query}`));
       assertEquals(named.map((e) => e.route), []);
     } finally {
       await close(ccm);

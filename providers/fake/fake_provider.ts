@@ -130,8 +130,9 @@ export class FakeProvider implements CloudProvider {
       await this.#enter("instance-shutdown", nodeName(node), signal);
       return this.#machineOf(node)?.shutdown === true;
     },
-    machineRecord: async (node, signal) => {
-      await this.#enter("machine-record", nodeName(node), signal);
+    machineRecord: async (node, signal, purpose) => {
+      // The purpose follows the name (`machine-record web-1 initialize`), as tests assert it.
+      await this.#enter("machine-record", purpose ? `${nodeName(node)} ${purpose}` : nodeName(node), signal);
       const m = node.spec?.providerID ? this.machines.get(node.spec.providerID) : undefined;
       if (!m || m.name !== nodeName(node)) return undefined;
       const cidrs = [

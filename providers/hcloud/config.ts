@@ -58,7 +58,10 @@ export interface HcloudConfig {
   serverCacheMaxAgeMs: number;
   /** `HCLOUD_SERVER_REFRESH`: `actions` (follow the action logs) or `list` (full list every time). */
   serverRefresh: "actions" | "list";
-  /** `HCLOUD_SERVER_FULL_LIST_PERIOD`: the longest time between full lists in mode `actions`. */
+  /**
+   * `HCLOUD_SERVER_FULL_LIST_PERIOD`: the longest time between full lists in mode `actions` (1 hour
+   * when server labels or taints are copied to Nodes, else 24 hours).
+   */
   serverFullListPeriodMs: number;
   metricsEnabled: boolean;
   metricsAddress: string;
@@ -252,7 +255,12 @@ export async function readHcloudConfig(
     serverTaints,
     serverCacheMaxAgeMs: duration("HCLOUD_SERVER_CACHE_MAX_AGE") ?? 10_000,
     serverRefresh: refresh as HcloudConfig["serverRefresh"],
-    serverFullListPeriodMs: duration("HCLOUD_SERVER_FULL_LIST_PERIOD") ?? 3_600_000,
+    // Labels are no actions: copying them to Nodes needs a list each hour. Without that, nothing
+    // the CCM reads of servers changes unrecorded but names (and a rename only shows in the Node's
+    // Hostname address): a daily list is the backstop, and it no longer grows the hourly cost with
+    // the project (20 requests an hour at 1000 servers, 100 at 5000).
+    serverFullListPeriodMs: duration("HCLOUD_SERVER_FULL_LIST_PERIOD") ??
+      (serverLabels?.length || serverTaints?.length ? 3_600_000 : 86_400_000),
     metricsEnabled: bool("HCLOUD_METRICS_ENABLED", true),
     metricsAddress,
     loadBalancers: {

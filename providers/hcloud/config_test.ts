@@ -198,3 +198,16 @@ Deno.test("config: the firewall's name is taken as given, and refused when it ca
     assert(errors[0].startsWith("HCLOUD_LOAD_BALANCERS_FIREWALL: "), errors[0]);
   }
 });
+
+Deno.test("hcloud config: a full server list daily, hourly while server labels or taints are copied to Nodes", async () => {
+  const token = { HCLOUD_TOKEN: "x".repeat(64) };
+  const period = async (env: Record<string, string>) =>
+    (await readHcloudConfig({ ...token, ...env })).config.serverFullListPeriodMs;
+  assertEquals(await period({}), 86_400_000);
+  assertEquals(await period({ HCLOUD_INSTANCES_SERVER_LABELS: "team" }), 3_600_000);
+  assertEquals(await period({ HCLOUD_INSTANCES_SERVER_TAINTS: "dedicated:NoExecute" }), 3_600_000);
+  assertEquals(
+    await period({ HCLOUD_INSTANCES_SERVER_LABELS: "team", HCLOUD_SERVER_FULL_LIST_PERIOD: "6h" }),
+    21_600_000,
+  );
+});

@@ -212,12 +212,16 @@ export class HcloudInstances implements Instances {
    * network's without one, marked as shared). Nothing the Node says
    * of itself (annotations, the kubelet's node IP) counts.
    */
-  async machineRecord(node: Node, signal?: AbortSignal): Promise<MachineRecord | undefined> {
+  async machineRecord(
+    node: Node,
+    signal?: AbortSignal,
+    purpose: MetadataPurpose = "refresh",
+  ): Promise<MachineRecord | undefined> {
     return await withSignal(signal, async () => {
       const parsed = parseProviderId(node.spec?.providerID);
       if (parsed.kind === "robot") return await this.#robot?.record(node, parsed.number);
       if (parsed.kind !== "cloud") return undefined;
-      const server = await this.#find(node);
+      const server = await this.#find(node, purpose);
       if (!server || !serverNames(node, this.#options.nodeNameSuffix).includes(server.name)) return undefined;
       const cidrs = [
         ...(server.ipv4 && server.ipv4 !== "0.0.0.0" ? [`${server.ipv4}/32`] : []),
