@@ -24,7 +24,7 @@ const OUT = new URL(".", import.meta.url).pathname;
 const TARGETS: Record<string, string> = {
   burst_join: "≤ 15 s total, ≤ 30 requests",
   steady_state:
-    "1000 nodes: ≤ 60 requests/hour (the official CCM: 240), RSS ≤ 100 MB; 5000 nodes: RSS ≤ 150 MB",
+    "1000 nodes: ≤ 40 requests/hour (the official CCM: 240), RSS ≤ 100 MB; 5000 nodes: RSS ≤ 150 MB",
   lb_rollout: "≤ 60 s",
   churn: "≤ 30 s, ≤ 2 requests per node change",
   faults: "converged ≤ 120 s after the faults stop, no leak, no live Node deleted",

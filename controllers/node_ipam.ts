@@ -116,6 +116,7 @@ class NodeIpam implements Controller {
           this.#occupy(node);
           // From none to some, and not what this process wrote: who wrote them?
           if (!before && this.#written.get(name(node)) !== after) this.#queue.add(WRITER_KEY + name(node));
+          else if (!before) this.#written.delete(name(node)); // ours, seen: nothing more to tell apart
         }
         if (before !== after || relevant(old) !== relevant(node)) this.#queue.add(name(node));
       },
