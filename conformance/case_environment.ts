@@ -13,6 +13,7 @@ import { NODES, SERVICES } from "../kube/resources.ts";
 import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
 import { LOAD_BALANCER_TYPES, LOCATIONS } from "../hcloud_sim/catalog.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
+import { freePort } from "../testing/helpers.ts";
 import { type CcmProcess, spawnCcm } from "../testing/ccm_process.ts";
 import type { Case, NodeSpec, ServerSeed, ServiceSpec, Step } from "./case_file.ts";
 import { substitute } from "./case_file.ts";
@@ -445,11 +446,4 @@ function servicePorts(ports: ServiceSpec["ports"]) {
     targetPort: p.port,
     protocol: p.protocol ?? "TCP",
   }));
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ClusterConnection } from "../kube/kubeconfig.ts";
+import { freePorts } from "./helpers.ts";
 
 /** Where the control-plane binaries are. */
 export interface KubeAssets {
@@ -93,7 +94,7 @@ export class TestCluster {
     // etcd fsyncs every write; tmpfs makes that free and keeps the tests fast.
     const base = await isDir("/dev/shm") ? "/dev/shm" : undefined;
     const dir = await Deno.makeTempDir({ dir: base, prefix: "deno-ccm-cluster-" });
-    const cluster = new TestCluster(dir, assets, await freePorts(3));
+    const cluster = new TestCluster(dir, assets, freePorts(3));
     try {
       await cluster.#makeCertificates();
       await cluster.#startEtcd();
@@ -428,38 +429,6 @@ async function stopProcess(child: Deno.ChildProcess | undefined): Promise<void> 
 async function openssl(args: string[]): Promise<void> {
   const out = await new Deno.Command("openssl", { args, stdout: "null", stderr: "piped" }).output();
   if (!out.success) throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
-}
-
-/** Ports handed out by this process (clusters started side by side, as the conformance suite does). */
-const handedOut = new Set<number>();
-let nextPort = 0;
-
-/**
- * `n` ports for etcd and kube-apiserver, below the kernel's ephemeral range. A port from `port: 0`
- * is free only until closed: every simulator, CCM and client socket of a parallel run binds from that
- * same range, and one took etcd's port between the check and etcd's bind (etcd then exits). Below the
- * range nothing binds but what chooses a port on purpose; a random start keeps two processes apart.
- */
-async function freePorts(n: number): Promise<number[]> {
-  const range = await Deno.readTextFile("/proc/sys/net/ipv4/ip_local_port_range").catch(() => "32768 60999");
-  const top = Math.min(Number(range.trim().split(/\s+/)[0]) || 32768, 32768);
-  const bottom = 20_000;
-  nextPort ||= bottom + Math.floor(Math.random() * (top - bottom));
-  const ports: number[] = [];
-  for (let tries = 0; ports.length < n && tries < top - bottom; tries++) {
-    const port = nextPort;
-    nextPort = nextPort + 1 >= top ? bottom : nextPort + 1;
-    if (handedOut.has(port)) continue;
-    try {
-      Deno.listen({ hostname: "127.0.0.1", port }).close();
-    } catch {
-      continue; // in use
-    }
-    handedOut.add(port);
-    ports.push(port);
-  }
-  if (ports.length < n) throw new Error(`no ${n} free loopback ports between ${bottom} and ${top}`);
-  return ports;
 }
 
 async function isExecutable(path: string): Promise<boolean> {
