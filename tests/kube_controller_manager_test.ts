@@ -47,15 +47,15 @@ Deno.test({
     const s = await startTestSim();
     seedScenario(s.sim);
     const client = await adminClient(cluster);
-    const kcm = await KubeControllerManager.start(cluster, SCENARIO_CLUSTER_CIDR);
     const ccm = await startCcm(cluster, s.sim, [
-      // Our node IPAM too, by mistake: IPv6 from each server's /64 waits for the Node's
-      // initialization, so kube-controller-manager's allocator always writes first.
+      // Our node IPAM too, by mistake. Its IPv6 range (outside the simulator's server ranges) keeps it
+      // waiting, so kube-controller-manager's allocator is the one that writes.
       "--controllers=cloud-node,cloud-node-lifecycle,route,node-ipam-controller",
       ...SCENARIO_ARGS,
       "--allocate-node-cidrs=true",
-      `--cluster-cidr=${SCENARIO_CLUSTER_CIDR},2001:db8::/32`,
+      `--cluster-cidr=${SCENARIO_CLUSTER_CIDR},2a01:4f8::/32`,
     ], SCENARIO_ENV);
+    let kcm: KubeControllerManager | undefined;
     const alive = new Set(["cp", "w1", "w2"]);
     let beating = true;
     const beats = (async () => {
@@ -78,6 +78,13 @@ Deno.test({
       };
       for (const name of alive) await registerNode(client, name, { status });
       const nodes = async () => (await client.list(NODES)).items;
+      // Initialized by our CCM first: it has seen every Node without pod CIDRs. Only then does
+      // kube-controller-manager start (its allocator would otherwise write before our first list,
+      // which shows no change to tell by).
+      await eventually(async () =>
+        (await nodes()).every((n) => !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT))
+      );
+      kcm = await KubeControllerManager.start(cluster, SCENARIO_CLUSTER_CIDR);
       const network = s.sim.world.findNetwork("k8s")!;
       // kube-controller-manager gives each Node a pod CIDR (the harness wrote none); we route each.
       await eventually(async () => {
@@ -85,7 +92,7 @@ Deno.test({
         return all.length === 3 && all.every((n) => n.spec?.podCIDR) &&
           all.every((n) => !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT));
       }, 60_000).catch(async (err) => {
-        throw new Error(`${err.message}\nkube-controller-manager log:\n${await kcm.logTail()}`);
+        throw new Error(`${err.message}\nkube-controller-manager log:\n${await kcm!.logTail()}`);
       });
       const cidrs = new Map((await nodes()).map((n) => [n.metadata!.name!, n.spec!.podCIDR!]));
       assertEquals(new Set(cidrs.values()).size, 3, "one CIDR each");
@@ -140,7 +147,7 @@ Deno.test({
       beating = false;
       await beats;
       await ccm.stop();
-      await kcm.stop();
+      await kcm?.stop();
       client.transport.close();
       await s.finish();
       await cluster.stop();
