@@ -117,7 +117,8 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
   HCLOUD_SERVER_FULL_LIST_PERIOD: {
     default: "24h; 1h with HCLOUD_INSTANCES_SERVER_LABELS or _TAINTS",
     meaning: "Longest time between full server lists with HCLOUD_SERVER_REFRESH=actions (server labels and " +
-      "names are no actions: a label copied to Nodes needs the list; a rename shows in the Hostname address).",
+      "names are no actions: a label copied to Nodes needs the list; a rename shows in the Hostname address). " +
+      "0 is refused: HCLOUD_SERVER_REFRESH=list lists at every refresh.",
     hccm: "ours",
   },
   HCLOUD_METRICS_ENABLED: {

@@ -288,6 +288,15 @@ export async function readHcloudConfig(
     },
     robot,
   };
+  // 0 would turn every incremental refresh into a full list without saying so: that is the `list`
+  // design, which has its own setting. A short period costs at most what `list` costs (a full list
+  // only ever replaces a refresh that was due anyway).
+  if (config.serverFullListPeriodMs === 0) {
+    errors.push(
+      'HCLOUD_SERVER_FULL_LIST_PERIOD: "0" lists every server at every refresh; set HCLOUD_SERVER_REFRESH=list ' +
+        "for that, or give a period (24h by default)",
+    );
+  }
   if (config.loadBalancers.usePrivateIp && !config.network) {
     errors.push(
       `${lbPrefix}USE_PRIVATE_IP=true needs a network: set HCLOUD_NETWORK (private IPs live in a network)`,

@@ -210,4 +210,11 @@ Deno.test("hcloud config: a full server list daily, hourly while server labels o
     await period({ HCLOUD_INSTANCES_SERVER_LABELS: "team", HCLOUD_SERVER_FULL_LIST_PERIOD: "6h" }),
     21_600_000,
   );
+  // A period of 0 is the `list` design in disguise (a full list at every refresh): refused, naming it.
+  for (const zero of ["0", "0s"]) {
+    assertEquals((await readHcloudConfig({ ...token, HCLOUD_SERVER_FULL_LIST_PERIOD: zero })).errors, [
+      'HCLOUD_SERVER_FULL_LIST_PERIOD: "0" lists every server at every refresh; set HCLOUD_SERVER_REFRESH=list ' +
+      "for that, or give a period (24h by default)",
+    ]);
+  }
 });

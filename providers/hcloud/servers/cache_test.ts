@@ -157,3 +157,24 @@ Deno.test("instances (actions): a server missing from a fresh but outdated list 
     await t.finish();
   }
 });
+
+Deno.test("server cache (actions): the shortest full-list period costs one full list per refresh, as the list design does, and no more", async () => {
+  const t = await startTestSim();
+  try {
+    for (let i = 0; i < 120; i++) t.sim.addServer({ name: `n${i}` });
+    const cache = new ServerCache(
+      new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 }),
+      { maxAgeMs: 1, refresh: "actions", fullListPeriodMs: 1 },
+    );
+    const lists = () => t.sim.count(/^GET \/servers$/) / 3; // 3 pages a list
+    for (let refresh = 1; refresh <= 4; refresh++) {
+      await new Promise((r) => setTimeout(r, 5));
+      await cache.get();
+      // Lookups between refreshes read nothing more.
+      for (let i = 0; i < 20; i++) await cache.get({ maxAgeMs: 60_000 });
+      assertEquals(lists(), refresh, `refresh ${refresh}: one full list each`);
+    }
+  } finally {
+    await t.finish();
+  }
+});
