@@ -10,7 +10,7 @@
  * Pod CIDRs are written once (the apiserver refuses changes): a Node whose machine's /64 changed
  * keeps its range and gets a `PodCIDRStale` Warning. A Node that gets pod CIDRs from any other
  * writer after it was seen without them means another allocator runs (kube-controller-manager's):
- * two allocators give the same ranges twice, so this one stops, says why in an event, the log and
+ * two allocators can give one range to two Nodes, so this one stops, says why in an event, the log and
  * `/readyz`. Nodes labelled not the cloud's are left alone. A Node registered with pod CIDRs of its
  * own keeps them; they are taken out of the pool, and one that is another Node's is reported.
  *
@@ -23,14 +23,12 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { Controller, ControllerContext } from "./manager.ts";
 import type { Instances } from "../providers/provider.ts";
-import { managedNode } from "./node_metadata.ts";
+import { managedNode, podCidrs } from "./node_metadata.ts";
 import { type FamilyPlan, ipamPlan } from "./node_ipam_plan.ts";
 import {
-  cidrWithin,
   machineIpv6Net,
   machinePodCidr,
   otherAllocator,
-  podCidrs,
   podCidrWriter,
   relevant,
   staleRange,
@@ -40,7 +38,7 @@ import { NODES } from "../kube/resources.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
-import { type Cidr, parseCidr } from "../lib/cidr.ts";
+import { type Cidr, cidrWithin, parseCidr } from "../lib/cidr.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
 
@@ -81,7 +79,7 @@ class NodeIpam implements Controller {
   /** What this process wrote to each Node (its own write seen in a watch event is no other writer's). */
   readonly #written = new Map<string, string>();
   /** Set once another allocator was seen: nothing more is handed out. */
-  #halted?: string;
+  #halted = false;
   /** Nodes that wait (or hold a stale range), with why: the last reason told on each. */
   readonly #problems = new Map<string, { reason: string; message: string }>();
 
@@ -174,16 +172,19 @@ class NodeIpam implements Controller {
       if (!cidr) return;
       fromMachines.set(family, cidr);
     }
-    const wanted: Cidr[] = [];
+    const texts: string[] = [];
+    /** Taken from the pools for this Node: given back unless written. */
+    const taken: Cidr[] = [];
     try {
       for (const family of this.#families) {
-        const cidr = fromMachines.get(family) ?? this.#fromPool(node, family);
-        if (!cidr) return;
-        if (family.source === "pool") wanted.push(cidr);
+        let cidr = fromMachines.get(family);
+        if (!cidr) {
+          cidr = this.#fromPool(node, family);
+          if (!cidr) return;
+          taken.push(cidr);
+        }
+        texts.push(cidr.text);
       }
-      const texts = this.#families.map((f) =>
-        fromMachines.get(f)?.text ?? wanted.find((c) => c.family === f.family)!.text
-      );
       this.#written.set(name, texts.join(","));
       await this.#ctx.client.patch(NODES, name, "merge", { spec: { podCIDR: texts[0], podCIDRs: texts } }, {
         signal,
@@ -191,14 +192,14 @@ class NodeIpam implements Controller {
       });
       this.#problems.delete(name);
       this.#log.info("gave Node {node} pod CIDRs {cidrs}", { node: name, cidrs: texts.join(", ") });
-      wanted.length = 0; // kept: the pools hold them for this Node now
+      taken.length = 0; // kept: the pools hold them for this Node now
     } catch (err) {
       this.#written.delete(name);
       // 422: someone else set them meanwhile; the watch event brings the check of who.
       if (err instanceof KubeApiError && err.status === 422) return;
       throw err;
     } finally {
-      for (const cidr of wanted) this.#book.release(cidr, name);
+      for (const cidr of taken) this.#book.release(cidr, name);
     }
   }
 
@@ -298,7 +299,7 @@ class NodeIpam implements Controller {
     // Another replica of ours (a leader before this one) is no other allocator.
     if (writer === this.#ctx.client.fieldManager) return;
     const message = otherAllocator(name, podCidrs(node), writer);
-    this.#halted = message;
+    this.#halted = true;
     this.#ctx.conditions?.set(CONDITION, message);
     this.#recorder.event(NODES, node, "Warning", "PodCIDRAllocatorConflict", message);
     this.#log.error("{message}", { message });

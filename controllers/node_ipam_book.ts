@@ -9,7 +9,7 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { FamilyPlan } from "./node_ipam_plan.ts";
-import { podCidrs } from "./node_ipam_checks.ts";
+import { podCidrs } from "./node_metadata.ts";
 import { type Cidr, parseCidr } from "../lib/cidr.ts";
 import { CidrPool } from "../lib/cidr_pool.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Pure parts of the node IPAM controller: a Node's pod CIDRs, the IPv6 range a machine's record
+ * Pure parts of the node IPAM controller: the IPv6 range a machine's record
  * gives (index 1 of its /64), whether a Node's range is still its machine's, and who wrote a Node's
  * `spec.podCIDRs` (from `metadata.managedFields`, which the informer's cache drops).
  *
@@ -8,19 +8,8 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import type { MachineRecord } from "../providers/provider.ts";
 import { managedNode } from "./node_metadata.ts";
-import { type Cidr, cidrsOverlap, formatIp, parseCidr } from "../lib/cidr.ts";
+import { type Cidr, formatIp, parseCidr } from "../lib/cidr.ts";
 import { subnetAt } from "../lib/cidr_pool.ts";
-
-/** A Node's pod CIDRs (`spec.podCIDRs`, else the single `spec.podCIDR`). */
-export function podCidrs(node: Node): string[] {
-  const list = node.spec?.podCIDRs ?? [];
-  return list.length ? list : node.spec?.podCIDR ? [node.spec.podCIDR] : [];
-}
-
-/** True when `inner` lies wholly inside `outer`. */
-export function cidrWithin(inner: Cidr, outer: Cidr): boolean {
-  return inner.prefix >= outer.prefix && cidrsOverlap(inner, outer);
-}
 
 /** The machine's IPv6 /64 (the first /64 of a shorter range), or undefined when it has none. */
 export function machineIpv6Net(record: MachineRecord): Cidr | undefined {

@@ -24,6 +24,12 @@ export function managedNode(node: Node): boolean {
   return value === undefined || parseGoBool(value) !== false;
 }
 
+/** A Node's pod CIDRs (`spec.podCIDRs`, else the single `spec.podCIDR`). */
+export function podCidrs(node: Node): string[] {
+  const list = node.spec?.podCIDRs ?? [];
+  return list.length ? list : node.spec?.podCIDR ? [node.spec.podCIDR] : [];
+}
+
 /** True when the Node carries the taint with this key. */
 export function hasTaint(node: Node, key: string): boolean {
   return (node.spec?.taints ?? []).some((t) => t.key === key);

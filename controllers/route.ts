@@ -25,7 +25,7 @@ import type { Route, Routes } from "../providers/provider.ts";
 import { type Cidr, cidrContains, formatIp, lastAddress, parseCidr } from "../lib/cidr.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
-import { hasTaint, managedNode, UNINITIALIZED_TAINT } from "./node_metadata.ts";
+import { hasTaint, managedNode, podCidrs, UNINITIALIZED_TAINT } from "./node_metadata.ts";
 import { reconcilePolicy } from "../kube/reconcile.ts";
 import { LimitReachedError, rootCause, TerminalError } from "../providers/errors.ts";
 
@@ -378,11 +378,6 @@ class RouteController implements Controller {
       }
     }
   }
-}
-
-function podCidrs(node: Node): string[] {
-  const list = node.spec?.podCIDRs ?? [];
-  return list.length ? list : node.spec?.podCIDR ? [node.spec.podCIDR] : [];
 }
 
 function internalIp(node: Node): string | undefined {

@@ -106,6 +106,11 @@ export function cidrContains(cidr: Cidr, ip: string): boolean {
     parsed.value <= lastAddress(cidr);
 }
 
+/** True when `inner` lies wholly inside `outer`. */
+export function cidrWithin(inner: Cidr, outer: Cidr): boolean {
+  return inner.prefix >= outer.prefix && cidrsOverlap(inner, outer);
+}
+
 /** True when the two ranges share at least one address. */
 export function cidrsOverlap(a: Cidr, b: Cidr): boolean {
   return a.family === b.family && a.network <= lastAddress(b) && b.network <= lastAddress(a);
