@@ -179,7 +179,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
       await retryUntil(
         signal,
         `initialize the ${options.provider.name} provider`,
-        (s) => options.provider.initialize!(s, cluster),
+        (s) => options.provider.initialize!(cluster, s),
         (message) => state.cloudProblem = message,
       );
     }

@@ -18,7 +18,7 @@ import type { Controller, ControllerContext } from "./manager.ts";
 import { objectKey } from "../kube/informer.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../kube/work_queue.ts";
-import type { LoadBalancers, ProviderWarning, SyncOptions } from "../providers/provider.ts";
+import type { LoadBalancers, ProviderWarning } from "../providers/provider.ts";
 import { leftNoBalancer, warningsOf } from "../providers/errors.ts";
 import { logger } from "../lib/log.ts";
 import { withPriority } from "../lib/priority.ts";
@@ -290,10 +290,13 @@ class ServiceController implements Controller {
     let result;
     try {
       const secrets = this.#secrets?.secretsOf(svc);
-      result = await this.#lbs.ensureLoadBalancer(cluster, svc, nodes, signal, {
+      result = await this.#lbs.ensureLoadBalancer({
+        clusterName: cluster,
+        service: svc,
+        nodes,
         ...keepOption(selection.keep),
         ...(secrets?.size ? { secrets } : {}),
-      });
+      }, signal);
     } catch (err) {
       if (signal.aborted) throw err; // cancelled, not failed: no event
       this.#warn(svc, [...warningsOf(err)]);
@@ -387,13 +390,12 @@ class ServiceController implements Controller {
           const key = objectKey(svc);
           try {
             const selection = targets.get(key)!;
-            const result = await this.#lbs.updateLoadBalancer(
-              this.#ctx.flags.clusterName,
-              svc,
+            const result = await this.#lbs.updateLoadBalancer({
+              clusterName: this.#ctx.flags.clusterName,
+              service: svc,
               nodes,
-              signal,
-              keepOption(selection.keep),
-            );
+              ...keepOption(selection.keep),
+            }, signal);
             this.#warn(svc, result?.warnings);
             this.#nodeSets.synced(key, selection.target);
             // Events only for work done: a label-selector balancer or a missing one was not updated.
@@ -460,8 +462,8 @@ class ServiceController implements Controller {
 }
 
 /** The Nodes a balancer keeps while they drain, for the provider (nothing when none). */
-function keepOption(keep: Set<string>): SyncOptions | undefined {
-  return keep.size ? { keep } : undefined;
+function keepOption(keep: Set<string>): { keep?: ReadonlySet<string> } {
+  return keep.size ? { keep } : {};
 }
 
 /** What makes a Service worth a sync: spec, annotations, deletion, identity. */

@@ -164,24 +164,16 @@ export interface LoadBalancers {
   ): Promise<LoadBalancerStatus | undefined>;
   /** The balancer's name in the cloud (default: `"a"` + UID without dashes, 32 characters). */
   getLoadBalancerName(clusterName: string, service: Service): string;
-  /** Creates or updates the balancer so it serves `service` on `nodes`; returns its status. */
-  ensureLoadBalancer(
-    clusterName: string,
-    service: Service,
-    nodes: Node[],
-    signal?: AbortSignal,
-    options?: SyncOptions,
-  ): Promise<LoadBalancerResult>;
+  /** Creates or updates the balancer so it serves `sync.service` on `sync.nodes`; returns its status. */
+  ensureLoadBalancer(sync: LoadBalancerSync, signal?: AbortSignal): Promise<LoadBalancerResult>;
   /**
    * Updates only the targets after the node set changed. A missing balancer is not an error.
-   * `updated: false` says nothing was there to update (no event is recorded then).
+   * `updated: false` says nothing was there to update (no event is recorded then). The controller
+   * hands no `secrets` here.
    */
   updateLoadBalancer(
-    clusterName: string,
-    service: Service,
-    nodes: Node[],
+    sync: LoadBalancerSync,
     signal?: AbortSignal,
-    options?: SyncOptions,
   ): Promise<void | { warnings?: ProviderWarning[]; updated?: boolean }>;
   /**
    * Deletes the balancer (or what the Service owns on it); succeeds when it is already gone. May
@@ -204,7 +196,7 @@ export interface LoadBalancers {
    * or left behind outside the CCM are found without a call per Service.
    */
   readonly inventory?: LoadBalancerInventory;
-  /** Optional capability: certificates from the cluster's TLS Secrets (see {@link SyncOptions.secrets}). */
+  /** Optional capability: certificates from the cluster's TLS Secrets (see {@link LoadBalancerSync.secrets}). */
   readonly tlsSecrets?: LoadBalancerTlsSecrets;
   /** Optional capability: a cloud firewall whose rules follow the balancers (see {@link LoadBalancerFirewall}). */
   readonly firewall?: LoadBalancerFirewall;
@@ -224,8 +216,17 @@ export interface LoadBalancerFirewall {
   ): Promise<{ changed: boolean; rules: number }>;
 }
 
-/** What the controller hands a sync beyond the Service and the Nodes. */
-export interface SyncOptions {
+/**
+ * One sync of a Service's balancer: everything ensure and update work from, in one object, so a
+ * provider reads the Service once per sync and the signal stays the last argument.
+ */
+export interface LoadBalancerSync {
+  /** `--cluster-name`. */
+  clusterName: string;
+  /** The Service (read-only; the informer's object, the same for every call of one sync). */
+  service: Service;
+  /** The eligible Nodes (those the balancer may target), read-only. */
+  nodes: Node[];
   /**
    * Names of Nodes among `nodes` that the balancer keeps as targets although its own selection (a
    * node selector, see {@link LoadBalancerNodeTargets.selected}) no longer admits them: they left
@@ -398,7 +399,7 @@ export interface CloudProvider {
    * Runs once before the controllers start (e.g. checks credentials); errors are retried. `cluster`
    * is the provider's read-only view of the cluster it serves, valid for the process's lifetime.
    */
-  initialize?(signal: AbortSignal, cluster: ClusterView): Promise<void>;
+  initialize?(cluster: ClusterView, signal: AbortSignal): Promise<void>;
   /**
    * Optional: calls `listener` when what the provider sees of the cloud may have changed as a whole
    * (new credentials in use, or the cloud accepting them again). The service controller then retries

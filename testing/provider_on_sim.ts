@@ -23,6 +23,6 @@ export async function providerOnSim(
   });
   if (errors.length) throw new Error(errors.join("; "));
   const provider = new HcloudProvider(config, registry);
-  await provider.initialize(AbortSignal.timeout(5_000), clusterId ? { clusterId } : {});
+  await provider.initialize(clusterId ? { clusterId } : {}, AbortSignal.timeout(5_000));
   return provider;
 }

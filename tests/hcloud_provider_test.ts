@@ -199,7 +199,7 @@ Deno.test("hcloud instances: metadata, addresses by family, matching by name and
       HCLOUD_NETWORK: "k8s",
     });
     const provider = new HcloudProvider(config);
-    await provider.initialize(AbortSignal.timeout(5_000));
+    await provider.initialize(undefined, AbortSignal.timeout(5_000));
     const cp = t.sim.addServer({
       name: "cp",
       server_type: "cpx21",

@@ -202,7 +202,7 @@ Deno.test({
       }, new Registry());
       assertEquals(created.errors, []);
       const provider = created.provider!;
-      await provider.initialize!(new AbortController().signal, {});
+      await provider.initialize!({}, new AbortController().signal);
       const problem = provider.problem!() ?? "";
       assert(problem.includes("ROBOT_USER") && problem.includes("401"), problem);
       assert(!problem.includes(secret), "the password never shows");

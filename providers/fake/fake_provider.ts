@@ -101,7 +101,7 @@ export class FakeProvider implements CloudProvider {
   #nextIp = 1;
 
   /** Remembers the cluster view, as a real provider would. */
-  initialize(signal: AbortSignal, cluster: ClusterView): Promise<void> {
+  initialize(cluster: ClusterView, signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
     this.cluster = cluster;
     return Promise.resolve();
@@ -160,10 +160,10 @@ export class FakeProvider implements CloudProvider {
     },
     getLoadBalancerName: (_cluster, service) =>
       `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32),
-    ensureLoadBalancer: async (cluster, service, nodes, signal, options) => {
+    ensureLoadBalancer: async ({ clusterName: cluster, service, nodes, keep, secrets }, signal) => {
       await this.#enter("ensure-load-balancer", serviceKey(service), signal);
       this.#fenced();
-      const selected = selectedBy(service, nodes, options?.keep);
+      const selected = selectedBy(service, nodes, keep);
       const existing = this.balancers.get(serviceKey(service));
       const balancer: FakeBalancer = {
         name: this.loadBalancers.getLoadBalancerName(cluster, service),
@@ -173,17 +173,17 @@ export class FakeProvider implements CloudProvider {
         hosts: selected.map(nodeName).sort(),
         ports: (service.spec?.ports ?? []).map((p) => p.port),
         secrets: Object.fromEntries(
-          [...options?.secrets ?? []].map(([n, s]) => [n, s?.version ?? "missing"]),
+          [...secrets ?? []].map(([n, s]) => [n, s?.version ?? "missing"]),
         ),
       };
       this.balancers.set(balancer.service, balancer);
       return { ...structuredClone(balancer.status), warnings: structuredClone(this.ensureWarnings) };
     },
-    updateLoadBalancer: async (_cluster, service, nodes, signal, options) => {
+    updateLoadBalancer: async ({ service, nodes, keep }, signal) => {
       await this.#enter("update-load-balancer", serviceKey(service), signal);
       this.#fenced();
       const balancer = this.balancers.get(serviceKey(service));
-      if (balancer) balancer.hosts = selectedBy(service, nodes, options?.keep).map(nodeName).sort();
+      if (balancer) balancer.hosts = selectedBy(service, nodes, keep).map(nodeName).sort();
     },
     ensureLoadBalancerDeleted: async (_cluster, service, signal) => {
       await this.#enter("ensure-load-balancer-deleted", serviceKey(service), signal);

@@ -17,11 +17,14 @@ Deno.test("fake provider: state, call log and injected errors", async () => {
     metadata: { name: "web", namespace: "default", uid: "1234-5678" },
     spec: { ports: [{ port: 80 }] },
   };
-  const status = await fake.loadBalancers.ensureLoadBalancer("k", svc, [n1]);
+  const status = await fake.loadBalancers.ensureLoadBalancer({ clusterName: "k", service: svc, nodes: [n1] });
   assertEquals(status.ingress.length, 1);
   assertEquals(fake.loadBalancers.getLoadBalancerName("k", svc), "a12345678");
   fake.errors["update-load-balancer"] = new RetryAfterError("busy", 100);
-  await assertRejects(() => fake.loadBalancers.updateLoadBalancer("k", svc, []), RetryAfterError);
+  await assertRejects(
+    () => fake.loadBalancers.updateLoadBalancer({ clusterName: "k", service: svc, nodes: [] }),
+    RetryAfterError,
+  );
   await fake.routes.createRoute("k", "uid", { name: "", targetNode: "n1", destinationCIDR: "10.244.0.0/24" });
   assertEquals((await fake.routes.listRoutes("k")).map((r) => [r.targetNode, r.blackhole]), [["n1", false]]);
   assertEquals(fake.callsOf("ensure-load-balancer"), ["ensure-load-balancer default/web"]);
@@ -31,13 +34,13 @@ Deno.test("fake provider: state, call log and injected errors", async () => {
 Deno.test("fake provider: every capability; writes refused once fenced", async () => {
   const fake = new FakeProvider();
   const leading = new AbortController();
-  await fake.initialize(leading.signal, { clusterId: "c1", services: () => [] });
+  await fake.initialize({ clusterId: "c1", services: () => [] }, leading.signal);
   assertEquals(fake.cluster?.clusterId, "c1");
   fake.fence(leading.signal);
   const svc = (name: string) => ({ metadata: { name, namespace: "default", uid: `uid-${name}` } });
   const nodes = [{ metadata: { name: "n1", labels: { pool: "edge" } } }, { metadata: { name: "n2" } }];
-  await fake.loadBalancers.ensureLoadBalancer("k", svc("a"), nodes);
-  await fake.loadBalancers.ensureLoadBalancer("k", svc("b"), nodes);
+  await fake.loadBalancers.ensureLoadBalancer({ clusterName: "k", service: svc("a"), nodes });
+  await fake.loadBalancers.ensureLoadBalancer({ clusterName: "k", service: svc("b"), nodes });
   const picky = { metadata: { ...svc("p").metadata, annotations: { [FAKE_NODE_SELECTOR]: "pool=edge" } } };
   assertEquals([...fake.loadBalancers.nodeTargets.selected(picky, nodes) ?? []], ["n1"]);
   assertEquals(fake.loadBalancers.nodeTargets.selected(svc("a"), nodes), undefined);
@@ -50,7 +53,10 @@ Deno.test("fake provider: every capability; writes refused once fenced", async (
   fake.changeCloud();
   assertEquals(changed, 1);
   leading.abort();
-  const err = await assertRejects(() => fake.loadBalancers.ensureLoadBalancer("k", svc("c"), nodes), Error);
+  const err = await assertRejects(
+    () => fake.loadBalancers.ensureLoadBalancer({ clusterName: "k", service: svc("c"), nodes }),
+    Error,
+  );
   assertEquals(err.message, "fenced: this process no longer leads");
   assertEquals(fake.balancers.has("default/c"), false);
 });

@@ -143,7 +143,7 @@ export class HcloudProvider implements CloudProvider {
    * the load balancers learn the cluster's identity and Services from `cluster` (without it, as in
    * tools: no cluster label, nothing swept, every owner taken to be alive).
    */
-  async initialize(signal: AbortSignal, cluster?: ClusterView): Promise<void> {
+  async initialize(cluster: ClusterView | undefined, signal: AbortSignal): Promise<void> {
     if (cluster) this.loadBalancers?.useCluster(cluster);
     try {
       await this.client.call(

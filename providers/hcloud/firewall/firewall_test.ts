@@ -74,7 +74,7 @@ Deno.test("firewall: the balancers' addresses to their ports, the operator's rul
     const web = svc("web", 30080);
     const api = svc("api", 30443);
     const inside = svc("inside", 30999, { [`${P}use-private-ip`]: "true" });
-    for (const s of [web, api, inside]) await lbs.ensureLoadBalancer("k", s, nodes);
+    for (const s of [web, api, inside]) await lbs.ensureLoadBalancer({ clusterName: "k", service: s, nodes });
     await lbs.nodeTargets!.sync!("k", nodes);
     const ipOf = (name: string) =>
       [...t.sim.world.loadBalancers.values()].find((lb) =>
@@ -127,7 +127,7 @@ Deno.test("firewall: the balancers' addresses to their ports, the operator's rul
 Deno.test("firewall: created when missing (applied to nothing); another cluster's is refused", async () => {
   const { t, lbs, nodes } = await setup();
   try {
-    await lbs.ensureLoadBalancer("k", svc("web", 30080), nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: svc("web", 30080), nodes });
     assertEquals((await lbs.firewall!.sync()).changed, true);
     const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
     assertEquals(fw.labels["deno-ccm/cluster-id"], CLUSTER);
@@ -151,7 +151,7 @@ Deno.test("firewall: a tenant's Service opens its ports to the balancers only, n
     // A tenant aims its health check at SSH and asks for source ranges of its choosing.
     const hostile = svc("hostile", 30081, { [`${P}health-check-port`]: "22" });
     hostile.spec!.loadBalancerSourceRanges = ["0.0.0.0/0"];
-    await lbs.ensureLoadBalancer("k", hostile, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: hostile, nodes });
     await lbs.firewall!.sync();
     const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
     const sources = fw.rules.flatMap((r: { source_ips: string[] }) => r.source_ips);

@@ -46,9 +46,10 @@ async function setup(env: Record<string, string> = {}) {
   const registry = new Registry();
   const provider = new HcloudProvider(config, registry);
   // The app hands the kube-system UID in; label-selector targets are keyed to it.
-  await provider.initialize(AbortSignal.timeout(5_000), {
-    clusterId: "7b0d0c3e-0000-4000-8000-000000000001",
-  });
+  await provider.initialize(
+    { clusterId: "7b0d0c3e-0000-4000-8000-000000000001" },
+    AbortSignal.timeout(5_000),
+  );
   const servers = [1, 2].map((i) =>
     t.sim.addServer({ name: `n${i}`, location: "nbg1", labels: {}, private_net: [{ network: "k8s" }] })
   );
@@ -88,7 +89,7 @@ Deno.test("hcloud LBs: HTTPS with an uploaded certificate by name, HTTP options 
       [`${P}health-check-timeout`]: "4s",
       [`${P}health-check-retries`]: "2",
     });
-    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     const s = lbOf(service).services[0];
     assertEquals([
       s.protocol,
@@ -120,7 +121,7 @@ Deno.test("hcloud LBs: HTTPS with an uploaded certificate by name, HTTP options 
       },
     });
     const before = t.sim.audit.length;
-    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     assertEquals(
       t.sim.audit.slice(before).filter((e) => e.method !== "GET").length,
       0,
@@ -140,8 +141,8 @@ Deno.test("hcloud LBs: managed certificate created once and found again by the S
       [`${P}certificate-type`]: "managed",
       [`${P}http-managed-certificate-domains`]: "a.example.com,b.example.com",
     });
-    await lbs.ensureLoadBalancer("k", service, nodes);
-    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     const certs = [...t.sim.world.certificates.values()];
     assertEquals(certs.length, 1);
     assertEquals([certs[0].type, certs[0].name, certs[0].domain_names], [
@@ -158,11 +159,11 @@ Deno.test("hcloud LBs: managed certificate created once and found again by the S
 Deno.test("hcloud LBs: ingress variants (hostname, proxy protocol, IPv6 and private ingress off) and public interface", async () => {
   const { t, lbs, nodes, lbOf } = await setup();
   try {
-    const host = await lbs.ensureLoadBalancer(
-      "k",
-      svc({ [`${P}location`]: "nbg1", [`${P}hostname`]: "lb.example.com" }),
+    const host = await lbs.ensureLoadBalancer({
+      clusterName: "k",
+      service: svc({ [`${P}location`]: "nbg1", [`${P}hostname`]: "lb.example.com" }),
       nodes,
-    );
+    });
     assertEquals(host.ingress, [{ hostname: "lb.example.com" }]);
     const proxy = svc({
       [`${P}location`]: "nbg1",
@@ -170,11 +171,11 @@ Deno.test("hcloud LBs: ingress variants (hostname, proxy protocol, IPv6 and priv
       [`${P}ipv6-disabled`]: "true",
       [`${P}disable-private-ingress`]: "true",
     });
-    const status = await lbs.ensureLoadBalancer("k", proxy, nodes);
+    const status = await lbs.ensureLoadBalancer({ clusterName: "k", service: proxy, nodes });
     assertEquals(status.ingress, [{ ip: lbOf(proxy).public_net.ipv4.ip!, ipMode: "Proxy" }]);
     assertEquals(lbOf(proxy).services[0].proxyprotocol, true);
     const privateOnly = svc({ [`${P}location`]: "nbg1", [`${P}disable-public-network`]: "true" });
-    const priv = await lbs.ensureLoadBalancer("k", privateOnly, nodes);
+    const priv = await lbs.ensureLoadBalancer({ clusterName: "k", service: privateOnly, nodes });
     assertEquals(lbOf(privateOnly).public_net.enabled, false);
     assertEquals(priv.ingress, [{ ip: lbOf(privateOnly).private_net[0].ip!, ipMode: "VIP" }]);
   } finally {
@@ -194,7 +195,7 @@ Deno.test("hcloud LBs: private IP targets, fixed private IPv4, rDNS, type, prote
       [`${P}protection-delete`]: "true",
       [`${P}node-selector`]: "pool=edge",
     });
-    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     const lb = lbOf(service);
     assertEquals(lb.targets.map((x) => [x.server?.id, x.use_private_ip]), [[servers[0].id, true]]);
     assertEquals(lb.private_net.map((p) => p.ip), ["10.0.9.9"]);
@@ -209,7 +210,7 @@ Deno.test("hcloud LBs: private IP targets, fixed private IPv4, rDNS, type, prote
     service.metadata!.annotations![`${P}use-private-ip`] = "false";
     delete service.metadata!.annotations![`${P}node-selector`];
     const start = t.sim.audit.length;
-    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     const routes = t.sim.audit.slice(start).filter((e) => e.method !== "GET").map((e) =>
       e.route.replace("POST /load_balancers/{id}/actions/", "")
     );
@@ -244,7 +245,7 @@ Deno.test("hcloud LBs: environment defaults apply while annotations are absent; 
   });
   try {
     const service = svc({});
-    const status = await lbs.ensureLoadBalancer("k", service, nodes);
+    const status = await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     const lb = lbOf(service);
     assertEquals([lb.location.name, lb.load_balancer_type.name, lb.algorithm.type], [
       "nbg1",
@@ -258,7 +259,9 @@ Deno.test("hcloud LBs: environment defaults apply while annotations are absent; 
     ], [true, 20, 4]);
     assert(status.ingress.every((i) => !i.ip?.includes(":")), "no IPv6 ingress");
     const cleared = svc({ [`${P}location`]: "" });
-    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", cleared, nodes));
+    const err = await rejectsTerminal(() =>
+      lbs.ensureLoadBalancer({ clusterName: "k", service: cleared, nodes })
+    );
     assert(err.message.includes("no location"), err.message);
   } finally {
     await t.finish();
@@ -270,7 +273,7 @@ Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is 
   try {
     lbs.useCluster({ clusterId: "cluster-a" });
     const services = Array.from({ length: 23 }, () => svc({}));
-    for (const s of services) await lbs.ensureLoadBalancer("k", s, nodes);
+    for (const s of services) await lbs.ensureLoadBalancer({ clusterName: "k", service: s, nodes });
     // Old enough to be swept (a younger one may still be getting its Service's finalizer).
     for (const id of t.sim.world.loadBalancers.keys()) t.sim.control.backdateLoadBalancer(id, 120_000);
     const gone = [services[2], services[21], services[22]]; // the last two are on the third page of 10
@@ -306,15 +309,19 @@ Deno.test("hcloud LBs: more eligible Nodes than the type's max_targets is a MaxT
       return { metadata: { name: `m${i}` }, spec: { providerID: `hcloud://${s.id}` } };
     });
     const service = svc({ [`${P}location`]: "nbg1", [`${P}type`]: "lb11" });
-    const fits = await lbs.ensureLoadBalancer("k", service, [...nodes, ...more.slice(0, 23)]);
+    const fits = await lbs.ensureLoadBalancer({
+      clusterName: "k",
+      service,
+      nodes: [...nodes, ...more.slice(0, 23)],
+    });
     assertEquals(fits.warnings?.filter((w) => w.reason === "MaxTargetsReached"), []);
-    const result = await lbs.ensureLoadBalancer("k", service, [...nodes, ...more]);
+    const result = await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes: [...nodes, ...more] });
     const warning = result.warnings?.find((w) => w.reason === "MaxTargetsReached");
     assert(
       warning?.message.includes("26 eligible Nodes") && warning.message.includes("allows 25"),
       warning?.message,
     );
-    const update = await lbs.updateLoadBalancer!("k", service, [...nodes, ...more]);
+    const update = await lbs.updateLoadBalancer({ clusterName: "k", service, nodes: [...nodes, ...more] });
     assertEquals(update?.warnings?.map((w) => w.reason), ["MaxTargetsReached"]);
   } finally {
     await t.finish();
@@ -325,7 +332,7 @@ Deno.test("hcloud LBs: fields a Hetzner balancer cannot honour are named; none i
   const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
   try {
     const refused = async (service: Service, text: string) => {
-      const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", service, nodes));
+      const err = await rejectsTerminal(() => lbs.ensureLoadBalancer({ clusterName: "k", service, nodes }));
       assert(err.message.includes(text), err.message);
       assertEquals(lbOf(service), undefined, "nothing created");
     };
@@ -341,7 +348,7 @@ Deno.test("hcloud LBs: fields a Hetzner balancer cannot honour are named; none i
       loadBalancerSourceRanges: ["10.1.0.0/16"],
       loadBalancerIP: "203.0.113.77",
     });
-    const result = await lbs.ensureLoadBalancer("k", priv, nodes);
+    const result = await lbs.ensureLoadBalancer({ clusterName: "k", service: priv, nodes });
     assert(lbOf(priv), "created");
     assertEquals(result.warnings?.map((w) => w.reason).sort(), [
       "LoadBalancerTypeUnconfigured",
@@ -351,9 +358,9 @@ Deno.test("hcloud LBs: fields a Hetzner balancer cannot honour are named; none i
 
     // An existing public balancer keeps serving when source ranges appear; the Service is told.
     const open = svc({});
-    await lbs.ensureLoadBalancer("k", open, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: open, nodes });
     open.spec!.loadBalancerSourceRanges = ["10.1.0.0/16", "0.0.0.0/0"];
-    const again = await lbs.ensureLoadBalancer("k", open, nodes);
+    const again = await lbs.ensureLoadBalancer({ clusterName: "k", service: open, nodes });
     assert(again.warnings?.some((w) => w.reason === "UnsupportedLoadBalancerSourceRanges"));
     assert(lbOf(open), "kept");
   } finally {
@@ -370,7 +377,7 @@ Deno.test("hcloud LBs: more ports than the type's services is an input error nam
     );
     const service = svc({ [`${P}type`]: "lb11" }, { ports });
     const before = t.sim.audit.filter((e) => e.method !== "GET").length;
-    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", service, nodes));
+    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer({ clusterName: "k", service, nodes }));
     assert(
       err.message.includes("6 ports to serve, but load balancer type lb11 allows 5 services"),
       err.message,
@@ -394,20 +401,20 @@ Deno.test("hcloud LBs: labels of the operator's and the owner's choice on the ba
   const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LABELS: "env=prod,team=platform" });
   try {
     const service = svc({ [`${P}location`]: "nbg1", [L]: "team=web,app=shop" });
-    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     const labels = lbOf(service).labels;
     assertEquals([labels.env, labels.team, labels.app], ["prod", "platform", "shop"], "the operator's win");
     assertEquals(labels["hcloud-ccm/service-uid"], service.metadata!.uid);
     // A changed annotation is applied with the next sync.
     service.metadata!.annotations![L] = "app=cart";
-    await lbs.ensureLoadBalancer("k", service, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     assertEquals(lbOf(service).labels.app, "cart");
     // A tenant naming the CCM's labels (to pass for another Service, or to consent) changes nothing.
     const other = svc({ [`${P}location`]: "nbg1" });
-    await lbs.ensureLoadBalancer("k", other, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: other, nodes });
     const before = t.sim.audit.length;
     service.metadata!.annotations![L] = `hcloud-ccm/service-uid=${other.metadata!.uid}`;
-    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer("k", service, nodes));
+    const err = await rejectsTerminal(() => lbs.ensureLoadBalancer({ clusterName: "k", service, nodes }));
     assert(err.message.includes(L) && err.message.includes("hcloud-ccm/service-uid"), err.message);
     assertEquals(t.sim.audit.slice(before).filter((e) => e.method !== "GET").length, 0, "no cloud write");
     assertEquals(lbOf(service).labels.app, "cart");
@@ -421,8 +428,8 @@ Deno.test("hcloud LBs: the targets' health comes with the drift list, as a metri
   try {
     const service = svc({ [`${P}location`]: "nbg1", [`${P}use-private-ip`]: "false" });
     const other = svc({ [`${P}location`]: "nbg1", [`${P}node-selector`]: "pool=edge" });
-    await lbs.ensureLoadBalancer("k", service, nodes);
-    await lbs.ensureLoadBalancer("k", other, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: other, nodes });
     // The cluster's label-selector target resolves to the servers the node sync labels.
     await lbs.nodeTargets.sync("k", nodes);
     t.sim.control.setTargetHealth(lbOf(service).id, servers[1].id, "unhealthy");
@@ -457,7 +464,10 @@ Deno.test("hcloud LBs: a refused value comes with the Service's other problems, 
       [`${P}protocol`]: "htps",
       [`${P}lcoation`]: "fsn1",
     }, { loadBalancerSourceRanges: ["10.1.0.0/16"] });
-    const err = await assertRejects(() => lbs.ensureLoadBalancer("k", service, nodes), Error);
+    const err = await assertRejects(
+      () => lbs.ensureLoadBalancer({ clusterName: "k", service, nodes }),
+      Error,
+    );
     assert(/"htps" is not one of tcp, http, https/.test(err.message), err.message);
     assert(/health-check-interval: "2s" must be between/.test(err.message));
     assertEquals(warningsOf(err).map((w) => w.reason).sort(), [
@@ -480,10 +490,13 @@ Deno.test("hcloud LBs: leaving a shared balancer says the balancer stays, and fo
     });
   try {
     const [a, b, c] = [shop(80), shop(8080), shop(9090, { [`${P}type`]: "lb21" })];
-    await lbs.ensureLoadBalancer("k", a, nodes);
-    await lbs.ensureLoadBalancer("k", b, nodes);
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: a, nodes });
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: b, nodes });
     // Only the setting that differs is named (the location is the same on all three).
-    const refused = await assertRejects(() => lbs.ensureLoadBalancer("k", c, nodes), Error);
+    const refused = await assertRejects(
+      () => lbs.ensureLoadBalancer({ clusterName: "k", service: c, nodes }),
+      Error,
+    );
     assert(/whole balancer \(type=lb21\) differ/.test(refused.message), refused.message);
     const [lb] = t.sim.world.loadBalancers.values();
     const leftA = await lbs.ensureLoadBalancerDeleted("k", a);
@@ -522,18 +535,18 @@ Deno.test("hcloud LBs: opted in, the ingress follows the Service's IP families a
       const service = svc({ [`${P}location`]: "nbg1", [`${P}use-private-ip`]: "true", ...annotations }, {
         ...(families ? { ipFamilies: families } : {}),
       });
-      const result = await lbs.ensureLoadBalancer("k", service, nodes);
+      const result = await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
       assertEquals(ips(result).map(family), expected, `${families} ${JSON.stringify(annotations)}`);
     }
     // Hostile: a value that is not a boolean is refused before any cloud call; the status can only
     // ever list addresses the balancer has (nothing the tenant names).
     const before = t.sim.world.loadBalancers.size;
     const bad = await rejectsTerminal(() =>
-      lbs.ensureLoadBalancer(
-        "k",
-        svc({ [`${P}location`]: "nbg1", [A]: "yes please" }, { ipFamilies: ["IPv6"] }),
+      lbs.ensureLoadBalancer({
+        clusterName: "k",
+        service: svc({ [`${P}location`]: "nbg1", [A]: "yes please" }, { ipFamilies: ["IPv6"] }),
         nodes,
-      )
+      })
     );
     assert(bad.message.includes(`annotation ${A}: "yes please" is not a boolean`), bad.message);
     assertEquals(t.sim.world.loadBalancers.size, before, "nothing created");
@@ -542,17 +555,17 @@ Deno.test("hcloud LBs: opted in, the ingress follows the Service's IP families a
       HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES: "true",
     });
     try {
-      const on = await lbsOn.ensureLoadBalancer(
-        "k",
-        svc({ [`${P}location`]: "nbg1" }, { ipFamilies: ["IPv6"] }),
-        nodesOn,
-      );
+      const on = await lbsOn.ensureLoadBalancer({
+        clusterName: "k",
+        service: svc({ [`${P}location`]: "nbg1" }, { ipFamilies: ["IPv6"] }),
+        nodes: nodesOn,
+      });
       assertEquals(ips(on).map(family), ["IPv6"]);
-      const off = await lbsOn.ensureLoadBalancer(
-        "k",
-        svc({ [`${P}location`]: "nbg1", [A]: "false" }, { ipFamilies: ["IPv6"] }),
-        nodesOn,
-      );
+      const off = await lbsOn.ensureLoadBalancer({
+        clusterName: "k",
+        service: svc({ [`${P}location`]: "nbg1", [A]: "false" }, { ipFamilies: ["IPv6"] }),
+        nodes: nodesOn,
+      });
       assertEquals(ips(off).map(family), ["IPv4", "IPv6", "IPv4"]);
     } finally {
       await t2.finish();

@@ -16,20 +16,15 @@ import type {
   LoadBalancerResult,
   LoadBalancers,
   LoadBalancerStatus,
+  LoadBalancerSync,
   LoadBalancerTlsSecrets,
   ProviderWarning,
-  SyncOptions,
 } from "../../provider.ts";
 import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerDefaults } from "./spec/mod.ts";
-import {
-  defaultLoadBalancerName,
-  earliestStage,
-  HccmStage,
-  type LoadBalancerSpec,
-  parseLoadBalancerSpec,
-} from "./spec/mod.ts";
+import { defaultLoadBalancerName, earliestStage, HccmStage, type LoadBalancerSpec } from "./spec/mod.ts";
+import { ServiceReader, type ServiceRequest, usableSpec } from "./request.ts";
 import {
   desiredServerIds,
   type DesiredService,
@@ -74,6 +69,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #client: HcloudClient;
   readonly #actions: ActionWaiter;
   readonly #defaults: LoadBalancerDefaults;
+  /** Each version of a Service parsed once, whichever entry point asks (request.ts). */
+  readonly reader: ServiceReader;
   readonly #network: ConfiguredNetwork;
   readonly #certificates: LbCertificates;
   readonly #catalog: CatalogCache;
@@ -119,6 +116,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#actions = ctx.actions;
     this.#defaults = defaults;
     this.#network = ctx.network;
+    this.reader = new ServiceReader(defaults, () => ctx.network.id !== undefined);
     this.#consent = new ExternalObjectConsent(defaults.externalObjectsNamespaces);
     this.#certificates = new LbCertificates(ctx.client, ctx.actions, this.#consent);
     this.#catalog = new CatalogCache(ctx.client);
@@ -157,14 +155,14 @@ export class HcloudLoadBalancers implements LoadBalancers {
     }
     if (defaults.tlsSecrets) {
       this.tlsSecrets = {
-        referenced: (service) => tlsSecretNames(parseLoadBalancerSpec(service, defaults).spec),
+        referenced: (service) => tlsSecretNames(this.reader.read(service).spec),
         label: `${TLS_SECRET_LABEL}=true`,
       };
     }
   }
 
   getLoadBalancerName(_cluster: string, service: Service): string {
-    const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+    const { spec } = this.reader.read(service);
     if (spec.name) return spec.name;
     return spec.share
       ? sharedName(service.metadata?.namespace ?? "default", spec.share, this.#clusterId ?? "")
@@ -177,7 +175,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     signal?: AbortSignal,
   ): Promise<LoadBalancerStatus | undefined> {
     return await withSignal(signal, async () => {
-      const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+      const { spec } = this.reader.read(service);
       // A co-managed balancer carries no owner label: it is the one attach-to names.
       const lb = spec.share
         ? await this.#shared.find(service, spec.share, this.#clusterId)
@@ -189,20 +187,14 @@ export class HcloudLoadBalancers implements LoadBalancers {
     });
   }
 
-  async ensureLoadBalancer(
-    cluster: string,
-    service: Service,
-    nodes: Node[],
-    signal?: AbortSignal,
-    options?: SyncOptions,
-  ): Promise<LoadBalancerResult> {
+  async ensureLoadBalancer(sync: LoadBalancerSync, signal?: AbortSignal): Promise<LoadBalancerResult> {
+    const req = this.reader.request(sync);
     return await withSignal(signal, async () => {
       // Said on every sync of such a Service, as the official CCM does, whether or not the sync fails
       // (not for a co-managed balancer, whose type is its maker's). A refused value comes with the
       // warnings HCCM gives before it reaches that value (see HccmStage): the type is resolved
       // after the node-selector, non-TCP ports are reported as the services are built.
-      const { spec: parsed, invalid } = parseLoadBalancerSpec(service, this.#defaults);
-      if (parsed.usePrivateIp && this.#network.id === undefined) invalid.add("use-private-ip"); // see #spec
+      const { spec: parsed, invalid, service } = req;
       const stage = earliestStage(invalid) ?? HccmStage.Ingress;
       const unconfigured: ProviderWarning[] =
         parsed.typeAnnotated || this.#defaults.type || parsed.attachTo || stage < HccmStage.Create ? [] : [{
@@ -212,7 +204,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
             '"HCLOUD_LOAD_BALANCERS_TYPE"; using lb11',
         }];
       try {
-        const result = await this.#ensure(cluster, service, nodes, options);
+        const result = await this.#ensure(req);
         return { ...result, warnings: [...unconfigured, ...result.warnings ?? []] };
       } catch (err) {
         const ports = invalid.size && stage >= HccmStage.Services ? unsupportedPorts(service) : [];
@@ -230,45 +222,33 @@ export class HcloudLoadBalancers implements LoadBalancers {
    * Syncs; a failure that leaves the Service without a balancer of its own (none found and none
    * made, or the name refused) is marked so, and the controller stops advertising old addresses.
    */
-  async #ensure(
-    cluster: string,
-    service: Service,
-    nodes: Node[],
-    options: SyncOptions | undefined,
-  ): Promise<LoadBalancerResult> {
+  async #ensure(req: ServiceRequest): Promise<LoadBalancerResult> {
     const state = { lookedUp: false, found: false };
     try {
-      return await this.#ensureFound(cluster, service, nodes, options, state);
+      return await this.#ensureFound(req, state);
     } catch (err) {
       throw state.lookedUp && !state.found ? ProviderError.with(err, { leftNoBalancer: true }) : err;
     }
   }
 
   async #ensureFound(
-    cluster: string,
-    service: Service,
-    nodes: Node[],
-    options: SyncOptions | undefined,
+    req: ServiceRequest,
     state: { lookedUp: boolean; found: boolean },
   ): Promise<LoadBalancerResult> {
-    const spec = this.#spec(service);
-    if (spec.share) return await this.#ensureShared(service, spec, nodes, options);
+    const spec = usableSpec(req);
+    if (spec.share) return await this.#ensureShared(req);
     // It served on a shared balancer: it leaves that first (a port it takes along is free again).
-    const left = await this.#leaveShared(service);
-    const result = await this.#ensureUnshared(cluster, service, spec, nodes, options, state);
+    const left = await this.#leaveShared(req.service);
+    const result = await this.#ensureUnshared(req, state);
     return left ? { ...result, annotations: { ...result.annotations, ...left } } : result;
   }
 
   async #ensureUnshared(
-    cluster: string,
-    service: Service,
-    spec: LoadBalancerSpec,
-    nodes: Node[],
-    options: SyncOptions | undefined,
+    req: ServiceRequest,
     state: { lookedUp: boolean; found: boolean },
   ): Promise<LoadBalancerResult> {
-    const keep = options?.keep;
-    if (spec.attachTo) return await this.#ensureCoManaged(service, spec, nodes, options);
+    const { service, spec, nodes, keep } = req;
+    if (spec.attachTo) return await this.#ensureCoManaged(req);
     // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
     const identity = spec.nodeSelector ? undefined : this.#clusterId;
     const selector = identity ? this.#labeler.selector(identity) : undefined;
@@ -277,7 +257,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (identity) this.#labeler.want(identity, nodes);
     const warnings: ProviderWarning[] = [];
     await checkCatalog(this.#catalog, spec, warnings);
-    const { certificates, services, warnings: serviceWarnings } = await this.#ports(service, spec, options);
+    const { certificates, services, warnings: serviceWarnings } = await this.#ports(req);
     warnings.push(...certificates.warnings);
     const { ids, warnings: targetWarnings } = desiredServerIds(nodes, spec, this.#robot.enabled, keep);
     const robotTargets = await robotTargetIps(
@@ -286,7 +266,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
       this.#robot,
     );
     warnings.push(...serviceWarnings, ...targetWarnings, ...robotTargets.warnings);
-    let lb = await this.#lookup.findOwned(this.getLoadBalancerName(cluster, service), service, spec);
+    const name = this.getLoadBalancerName(req.clusterName, service);
+    let lb = await this.#lookup.findOwned(name, service, spec);
     state.lookedUp = true;
     state.found = lb !== undefined;
     await checkServiceLimit(this.#catalog, spec, lb, services.length);
@@ -309,7 +290,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     if (lb) warnings.push(...primaryIpWarnings(lb, spec));
     if (!lb) {
       lb = await createLoadBalancer(this.#client, this.#actions, {
-        name: this.getLoadBalancerName(cluster, service),
+        name,
         owner: ownerLabels({
           serviceUid: service.metadata!.uid!,
           clusterId: this.#clusterId,
@@ -363,24 +344,20 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   /** The Service's ports as balancer services, with the certificates they use. */
-  async #ports(service: Service, spec: LoadBalancerSpec, options: SyncOptions | undefined) {
+  async #ports({ service, spec, secrets }: ServiceRequest) {
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
     const certificates = LbCertificates.wanted(spec)
-      ? await this.#certificates.resolve(service, spec, options?.secrets, this.#clusterId)
+      ? await this.#certificates.resolve(service, spec, secrets, this.#clusterId)
       : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
     return { certificates, ...desiredServices(service, spec, certificates.ids, certificates.byPort) };
   }
 
   /** A Service on a shared balancer (shared.ts): its ports, and the cluster's target. */
-  async #ensureShared(
-    service: Service,
-    spec: LoadBalancerSpec,
-    nodes: Node[],
-    options: SyncOptions | undefined,
-  ): Promise<LoadBalancerResult> {
+  async #ensureShared(req: ServiceRequest): Promise<LoadBalancerResult> {
+    const { service, spec, nodes } = req;
     const warnings: ProviderWarning[] = [];
     await checkCatalog(this.#catalog, spec, warnings);
-    const { certificates, services, warnings: serviceWarnings } = await this.#ports(service, spec, options);
+    const { certificates, services, warnings: serviceWarnings } = await this.#ports(req);
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...certificates.warnings, ...serviceWarnings, ...fields.warnings);
     if (fields.refuseCreate) throw new ProviderError(new TerminalError(fields.refuseCreate), { warnings });
@@ -397,13 +374,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   /** A Service attached to a balancer made outside Kubernetes: only its ports and the target are ours. */
-  async #ensureCoManaged(
-    service: Service,
-    spec: LoadBalancerSpec,
-    nodes: Node[],
-    options: SyncOptions | undefined,
-  ): Promise<LoadBalancerResult> {
-    const { certificates, services, warnings } = await this.#ports(service, spec, options);
+  async #ensureCoManaged(req: ServiceRequest): Promise<LoadBalancerResult> {
+    const { service, spec, nodes } = req;
+    const { certificates, services, warnings } = await this.#ports(req);
     const fields = checkServiceFields(service, spec, services.length);
     const result = await this.#coManaged.ensure(service, spec, services, nodes, this.#clusterId);
     await this.#tlsAfterSync(service, certificates.secrets);
@@ -443,14 +416,13 @@ export class HcloudLoadBalancers implements LoadBalancers {
   }
 
   async updateLoadBalancer(
-    cluster: string,
-    service: Service,
-    nodes: Node[],
+    sync: LoadBalancerSync,
     signal?: AbortSignal,
-    options?: SyncOptions,
   ): Promise<{ warnings: ProviderWarning[]; updated?: boolean }> {
+    const req = this.reader.request(sync);
+    const { clusterName: cluster, service, nodes, keep } = req;
     return await withSignal(signal, async () => {
-      const spec = this.#spec(service);
+      const spec = usableSpec(req);
       // Co-managed and shared balancers target this cluster's label selector, which follows the labels.
       if (spec.attachTo || spec.share) return { warnings: [], updated: false };
       // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
@@ -474,9 +446,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
         .catch(
           ignoreRefused,
         );
-      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled, options?.keep);
+      const { ids, warnings } = desiredServerIds(nodes, spec, this.#robot.enabled, keep);
       const robotTargets = await robotTargetIps(
-        selectedNodes(nodes, spec, options?.keep),
+        selectedNodes(nodes, spec, keep),
         spec.usePrivateIp,
         this.#robot,
       );
@@ -493,7 +465,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
 
   /** See {@link LoadBalancerNodeTargets.selected}. */
   selectedNodeNames(service: Service, nodes: Node[]): Set<string> | undefined {
-    const { spec } = parseLoadBalancerSpec(service, this.#defaults);
+    const { spec } = this.reader.read(service);
     if (!spec.nodeSelector) return undefined;
     let selector;
     try {
@@ -514,20 +486,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#tlsRefs.delete(service.metadata?.uid ?? "");
     return await withSignal(
       signal,
-      () =>
-        deleteServiceBalancer(this.#deletion, service, parseLoadBalancerSpec(service, this.#defaults).spec),
+      () => deleteServiceBalancer(this.#deletion, service, this.reader.read(service).spec),
     );
-  }
-
-  #spec(service: Service): LoadBalancerSpec {
-    const { spec, errors } = parseLoadBalancerSpec(service, this.#defaults);
-    if (spec.usePrivateIp && this.#network.id === undefined) {
-      errors.push(
-        "annotation load-balancer.hetzner.cloud/use-private-ip needs a network (HCLOUD_NETWORK is not set)",
-      );
-    }
-    if (errors.length) throw new TerminalError(errors.join("; "));
-    return spec;
   }
 
   /** Attributes by plan (plan.ts) and execution (actions.ts), the network step between. */
