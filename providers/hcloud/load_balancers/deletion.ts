@@ -10,11 +10,11 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { CloudApiError, type HcloudClient } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./spec/mod.ts";
-import type { LbCertificates } from "./certificates.ts";
-import type { CoManagedBalancers } from "./co_managed.ts";
-import type { DriftRecord } from "./drift.ts";
+import type { LbCertificates } from "./certificates/mod.ts";
+import type { CoManagedBalancers } from "./sharing/mod.ts";
+import type { DriftRecord } from "./inventory/mod.ts";
 import type { LbLookup } from "./lookup.ts";
-import { SHARED_STATE, type SharedBalancers } from "./shared.ts";
+import { SHARED_STATE, type SharedBalancers } from "./sharing/mod.ts";
 import { tlsSecretNames } from "./spec/mod.ts";
 
 /** What the deletion works with. */

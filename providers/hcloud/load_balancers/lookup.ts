@@ -22,7 +22,7 @@ import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
 import { defaultLoadBalancerName, type LoadBalancerSpec } from "./spec/mod.ts";
 import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { ExternalObjectConsent } from "./consent.ts";
-import { sharedName } from "./shared_record.ts";
+import { sharedName } from "./sharing/mod.ts";
 import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION, SHARE_LABEL } from "../names.ts";
 
 /** A refusal that leaves the Service without a balancer of its own (the controller stops advertising). */

@@ -15,7 +15,7 @@ export {
   PREFIX,
 } from "./spec/mod.ts";
 export { annotationsPage, OWN_ANNOTATION_REFERENCE } from "./spec/mod.ts";
-export { CO_MANAGED_STATE } from "./co_managed.ts";
-export { SHARED_STATE } from "./shared.ts";
-export { driftPageSize } from "./drift.ts";
+export { CO_MANAGED_STATE } from "./sharing/mod.ts";
+export { SHARED_STATE } from "./sharing/mod.ts";
+export { driftPageSize } from "./inventory/mod.ts";
 export { HcloudLoadBalancers } from "./load_balancers.ts";

@@ -32,7 +32,7 @@ export interface LoadBalancerDefaults {
   /**
    * `HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS` (ours): a Node that leaves stays a target of every balancer
    * until a health check with the `HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_*` timing has failed it
-   * (load_balancers/draining.ts).
+   * (load_balancers/targets/draining.ts).
    */
   drainTargets?: boolean;
   /**
@@ -52,7 +52,7 @@ export interface LoadBalancerDefaults {
   firewall?: string;
   /**
    * `HCLOUD_LOAD_BALANCERS_TLS_SECRETS` (ours): Services may name `kubernetes.io/tls` Secrets (labelled
-   * for it) whose certificate the CCM uploads and keeps on their HTTPS ports (load_balancers/tls_secrets.ts).
+   * for it) whose certificate the CCM uploads and keeps on their HTTPS ports (load_balancers/certificates/tls_secrets.ts).
    * Needs read access to Secrets (the chart's `tlsSecrets.enabled`).
    */
   tlsSecrets?: boolean;

@@ -14,25 +14,25 @@
  * @module
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import type { LoadBalancerResult } from "../../provider.ts";
-import { ProviderError, TerminalError } from "../../errors.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
-import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
-import { type DesiredService, ingressOf } from "./desired.ts";
-import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
-import type { ServerLabeler } from "../servers/mod.ts";
-import { type LbAction, planExposure, planLabelTarget, planServices, planShape } from "./plan.ts";
-import { executeLbAction } from "./actions.ts";
-import { createLoadBalancer, reconcileNetwork } from "./create.ts";
-import type { CatalogCache } from "./catalog_cache.ts";
+import type { LoadBalancerResult } from "../../../provider.ts";
+import { ProviderError, TerminalError } from "../../../errors.ts";
+import { CloudApiError } from "../../../../hcloud_api/mod.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
+import { type DesiredService, ingressOf } from "../desired.ts";
+import type { ConfiguredNetwork, HcloudContext } from "../../context.ts";
+import type { ServerLabeler } from "../../servers/mod.ts";
+import { type LbAction, planExposure, planLabelTarget, planServices, planShape } from "../plan.ts";
+import { executeLbAction } from "../actions.ts";
+import { createLoadBalancer, reconcileNetwork } from "../create.ts";
+import type { CatalogCache } from "../catalog_cache.ts";
 import {
   SERVICE_NAMESPACE_LABEL,
   SHARE_ANNOTATION,
   SHARE_LABEL,
   SHARE_SETTINGS_LABEL,
   SHARED_STATE,
-} from "../names.ts";
+} from "../../names.ts";
 import {
   otherMembers,
   planJoin,

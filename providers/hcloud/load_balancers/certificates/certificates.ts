@@ -10,17 +10,17 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { TerminalError } from "../../errors.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
-import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
-import type { ProviderWarning, TlsSecret } from "../../provider.ts";
+import { TerminalError } from "../../../errors.ts";
+import { CloudApiError } from "../../../../hcloud_api/mod.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
+import type { ProviderWarning, TlsSecret } from "../../../provider.ts";
 import { TlsCertificates } from "./tls_secrets.ts";
-import { logger } from "../../../lib/log.ts";
-import { ExternalObjectConsent } from "./consent.ts";
+import { logger } from "../../../../lib/log.ts";
+import { ExternalObjectConsent } from "../consent.ts";
 import { type CertificateFacts, certificateOwnerProblem, type OwnerContext } from "./certificate_owner.ts";
-import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "./labels.ts";
-import { LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../names.ts";
+import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "../labels.ts";
+import { LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../../names.ts";
 type Certificate = Schemas["certificate"];
 
 /** How long a certificate's labels read by ID are trusted, and how many are kept. */

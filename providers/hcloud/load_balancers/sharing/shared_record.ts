@@ -12,17 +12,17 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
-import { type DesiredService, serviceDiffers } from "./desired.ts";
-import { type LbAction, planLabelTarget } from "./plan.ts";
+import type { Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
+import { type DesiredService, serviceDiffers } from "../desired.ts";
+import { type LbAction, planLabelTarget } from "../plan.ts";
 import {
   CLUSTER_ID_LABEL,
   SERVICE_NAMESPACE_LABEL,
   SHARE_LABEL,
   SHARE_PORT_LABEL_PREFIX,
   SHARE_SETTINGS_LABEL,
-} from "../names.ts";
+} from "../../names.ts";
 
 type LB = Schemas["load_balancer"];
 

@@ -1,10 +1,10 @@
-import { assert, assertEquals } from "../../../testing/assert.ts";
-import { TlsSecret } from "../../tls_secret.ts";
+import { assert, assertEquals } from "../../../../testing/assert.ts";
+import { TlsSecret } from "../../../tls_secret.ts";
 import { TlsCertificates, tlsSecretProblem } from "./tls_secrets.ts";
-import type { ProviderWarning } from "../../provider.ts";
-import { HcloudClient } from "../../../hcloud_api/mod.ts";
-import { startTestSim } from "../../../testing/sim_harness.ts";
-import { DEFAULT_SIM_TOKEN } from "../../../hcloud_sim/simulator.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import { HcloudClient } from "../../../../hcloud_api/mod.ts";
+import { startTestSim } from "../../../../testing/sim_harness.ts";
+import { DEFAULT_SIM_TOKEN } from "../../../../hcloud_sim/simulator.ts";
 import {
   EXAMPLE_CERT,
   EXAMPLE_KEY,
@@ -12,7 +12,7 @@ import {
   EXPIRED_KEY,
   RENEWED_CERT,
   RENEWED_KEY,
-} from "../../../tests/fixtures/example_com.ts";
+} from "../../../../tests/fixtures/example_com.ts";
 
 const secret = (cert: string, key: string) => new TlsSecret("default/web-tls", cert, key, "1");
 

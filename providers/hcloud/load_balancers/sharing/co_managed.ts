@@ -23,20 +23,20 @@
  * @module
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import type { LoadBalancerResult, ProviderWarning } from "../../provider.ts";
-import { ProviderError, TerminalError } from "../../errors.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
-import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import { type LoadBalancerSpec, PREFIX } from "./spec/mod.ts";
-import { type DesiredService, ingressOf, serviceDiffers } from "./desired.ts";
-import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
-import type { ServerLabeler } from "../servers/mod.ts";
-import { SERVICE_UID_LABEL } from "./labels.ts";
-import type { LbAction } from "./plan.ts";
-import { executeLbAction } from "./actions.ts";
-import { RecordSeal } from "../record_seal.ts";
-import { ExternalObjectConsent } from "./consent.ts";
-import { CO_MANAGED_STATE, SHARE_ANNOTATION, SHARE_LABEL } from "../names.ts";
+import type { LoadBalancerResult, ProviderWarning } from "../../../provider.ts";
+import { ProviderError, TerminalError } from "../../../errors.ts";
+import { CloudApiError } from "../../../../hcloud_api/mod.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
+import { type LoadBalancerSpec, PREFIX } from "../spec/mod.ts";
+import { type DesiredService, ingressOf, serviceDiffers } from "../desired.ts";
+import type { ConfiguredNetwork, HcloudContext } from "../../context.ts";
+import type { ServerLabeler } from "../../servers/mod.ts";
+import { SERVICE_UID_LABEL } from "../labels.ts";
+import type { LbAction } from "../plan.ts";
+import { executeLbAction } from "../actions.ts";
+import { RecordSeal } from "../../record_seal.ts";
+import { ExternalObjectConsent } from "../consent.ts";
+import { CO_MANAGED_STATE, SHARE_ANNOTATION, SHARE_LABEL } from "../../names.ts";
 
 type LB = Schemas["load_balancer"];
 

@@ -1,9 +1,9 @@
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../../../testing/assert.ts";
-import type { LoadBalancerDefaults } from "./spec/mod.ts";
-import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../names.ts";
-import { parseLoadBalancerSpec, PREFIX } from "./spec/mod.ts";
-import { desiredServerIds, desiredServices, KUBE_PROXY_HEALTH_PORT } from "./desired.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
+import type { LoadBalancerDefaults } from "../spec/mod.ts";
+import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../../names.ts";
+import { parseLoadBalancerSpec, PREFIX } from "../spec/mod.ts";
+import { desiredServerIds, desiredServices, KUBE_PROXY_HEALTH_PORT } from "../desired.ts";
 import { selectedNodes } from "./targets.ts";
 import { DRAIN_MARGIN_MS, drainPeriodMs } from "./draining.ts";
 

@@ -1,9 +1,9 @@
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { driftOf, driftPageSize, type DriftRecord } from "./drift.ts";
-import { parseLoadBalancerSpec } from "./spec/mod.ts";
-import type { DesiredService } from "./desired.ts";
-import type { components } from "../../../hcloud_api/mod.ts";
+import { parseLoadBalancerSpec } from "../spec/mod.ts";
+import type { DesiredService } from "../desired.ts";
+import type { components } from "../../../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const OWNED = { "hcloud-ccm/service-uid": "uid-1", "deno-ccm/cluster-id": "c1" };

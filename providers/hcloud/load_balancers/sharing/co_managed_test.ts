@@ -1,5 +1,5 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import {
   CO_MANAGED_STATE,
   planCoManaged,
@@ -7,10 +7,10 @@ import {
   readCoManagedState,
   writeCoManagedState,
 } from "./co_managed.ts";
-import { RecordSeal } from "../record_seal.ts";
-import { parseLoadBalancerSpec } from "./spec/mod.ts";
-import type { DesiredService } from "./desired.ts";
-import type { components } from "../../../hcloud_api/mod.ts";
+import { RecordSeal } from "../../record_seal.ts";
+import { parseLoadBalancerSpec } from "../spec/mod.ts";
+import type { DesiredService } from "../desired.ts";
+import type { components } from "../../../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const SEL = "deno-ccm/lb-target=c1";

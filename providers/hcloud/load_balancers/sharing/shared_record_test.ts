@@ -1,9 +1,9 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "../../../testing/assert.ts";
-import { parseLoadBalancerSpec } from "./spec/mod.ts";
-import type { LoadBalancerDefaults } from "./spec/mod.ts";
-import type { DesiredService } from "./desired.ts";
-import type { components } from "../../../hcloud_api/mod.ts";
+import { assert, assertEquals } from "../../../../testing/assert.ts";
+import { parseLoadBalancerSpec } from "../spec/mod.ts";
+import type { LoadBalancerDefaults } from "../spec/mod.ts";
+import type { DesiredService } from "../desired.ts";
+import type { components } from "../../../../hcloud_api/mod.ts";
 import { sharedAlive } from "./shared.ts";
 import {
   otherMembers,
@@ -14,7 +14,7 @@ import {
   sharedLabels,
   sharedName,
 } from "./shared_record.ts";
-import { shareErrors } from "./spec/mod.ts";
+import { shareErrors } from "../spec/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const DEFAULTS: LoadBalancerDefaults = {

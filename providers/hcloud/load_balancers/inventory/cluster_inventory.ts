@@ -8,16 +8,16 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { withSignal } from "../../../lib/cancellation.ts";
-import type { DriftReport, LoadBalancerInventory } from "../../provider.ts";
-import type { HcloudClient } from "../../../hcloud_api/mod.ts";
-import type { ServerLabeler } from "../servers/mod.ts";
-import { SHARE_LABEL } from "../names.ts";
+import { withSignal } from "../../../../lib/cancellation.ts";
+import type { DriftReport, LoadBalancerInventory } from "../../../provider.ts";
+import type { HcloudClient } from "../../../../hcloud_api/mod.ts";
+import type { ServerLabeler } from "../../servers/mod.ts";
+import { SHARE_LABEL } from "../../names.ts";
 import { existingOwners, sweepOrphans } from "./inventory.ts";
 import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
-import { sharedAlive, type SharedBalancers } from "./shared.ts";
-import type { CoManagedBalancers } from "./co_managed.ts";
-import type { TlsCertificates } from "./tls_secrets.ts";
+import { sharedAlive, type SharedBalancers } from "../sharing/mod.ts";
+import type { CoManagedBalancers } from "../sharing/mod.ts";
+import type { TlsCertificates } from "../certificates/mod.ts";
 import {
   allUnhealthy,
   type BalancerHealth,

@@ -1,8 +1,8 @@
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { reconcileIpTargets, robotTargetIps } from "./robot_targets.ts";
-import type { RobotServers } from "../robot/mod.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
+import type { RobotServers } from "../../robot/mod.ts";
+import { CloudApiError } from "../../../../hcloud_api/mod.ts";
 
 const node = (name: string, providerID: string, internal?: string): Node => ({
   metadata: { name },

@@ -7,15 +7,15 @@
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import type { ProviderWarning } from "../../provider.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
-import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
-import { parseLabelSelector } from "../../../lib/label_selector.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import { CloudApiError } from "../../../../hcloud_api/mod.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
+import { parseLabelSelector } from "../../../../lib/label_selector.ts";
 import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./robot_targets.ts";
-import { parseProviderId } from "../provider_id.ts";
-import { type LbAction, planLabelTarget, planServerTargets } from "./plan.ts";
-import { executeLbAction } from "./actions.ts";
+import { parseProviderId } from "../../provider_id.ts";
+import { type LbAction, planLabelTarget, planServerTargets } from "../plan.ts";
+import { executeLbAction } from "../actions.ts";
 
 type LB = Schemas["load_balancer"];
 

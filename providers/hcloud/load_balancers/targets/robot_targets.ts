@@ -7,10 +7,10 @@
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import type { ProviderWarning } from "../../provider.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
-import { parseProviderId } from "../provider_id.ts";
-import type { RobotServers } from "../robot/mod.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import { CloudApiError } from "../../../../hcloud_api/mod.ts";
+import { parseProviderId } from "../../provider_id.ts";
+import type { RobotServers } from "../../robot/mod.ts";
 
 /** How Robot Nodes are reached: `enabled` is `ROBOT_ENABLED`; `servers` exists with credentials. */
 export interface RobotTargetContext {

@@ -19,8 +19,8 @@ import {
   SERVICE_NAME_LABEL,
   SERVICE_NAMESPACE_LABEL,
   SERVICE_UID_LABEL,
-} from "./labels.ts";
-import { TLS_SECRET_ANNOTATION } from "../names.ts";
+} from "../labels.ts";
+import { TLS_SECRET_ANNOTATION } from "../../names.ts";
 
 /** The Secret a certificate was uploaded from: a hash of `namespace/name` (label values hold 63 characters). */
 export const TLS_REF_LABEL = "deno-ccm/tls-secret";

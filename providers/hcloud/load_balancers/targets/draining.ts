@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { LoadBalancerDefaults } from "./spec/mod.ts";
+import type { LoadBalancerDefaults } from "../spec/mod.ts";
 
 /** Hetzner's health-check defaults (seconds; retries) when nothing is configured. */
 const HETZNER_DEFAULTS = { interval: 15, timeout: 10, retries: 3 };

@@ -1,4 +1,4 @@
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import { allUnhealthy, balancerHealth, targetHealth } from "./target_health.ts";
 
 const status = (s: string) => [{ listen_port: 80, status: s }];

@@ -1,5 +1,5 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "../../../testing/assert.ts";
+import { assert, assertEquals } from "../../../../testing/assert.ts";
 import { certificateOwnerProblem } from "./certificate_owner.ts";
 
 const evil: Service = { metadata: { name: "steal", namespace: "evil", uid: "uid-evil" } };

@@ -1,0 +1,8 @@
+/**
+ * Certificates for HTTPS balancers: uploaded ones by name or ID, managed (Let's Encrypt) ones made
+ * for a Service, and those uploaded from TLS Secrets, each with its owner and its clean-up.
+ *
+ * @module
+ */
+export { LbCertificates } from "./certificates.ts";
+export { TlsCertificates } from "./tls_secrets.ts";

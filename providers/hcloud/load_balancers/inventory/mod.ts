@@ -1,0 +1,9 @@
+/**
+ * This cluster's balancers as a whole, from one list by the cluster label: whose Services still have
+ * one, drift from what each last sync asked, the targets' health, and the sweep of orphans.
+ *
+ * @module
+ */
+export { ClusterInventory } from "./cluster_inventory.ts";
+export { driftPageSize, type DriftRecord } from "./drift.ts";
+export { TargetHealthGauge } from "./target_health.ts";
