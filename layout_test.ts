@@ -10,6 +10,7 @@
  *   code (controllers, `kube/`, the contract) imports a cloud's API room (its errors included).
  * - A folder with a `mod.ts` is a room: from outside, only its `mod.ts` is imported.
  * - No circles: no file reaches itself through imports (type imports and re-exports included).
+ * - Controllers name no provider's setting (`HCLOUD_*`, `ROBOT_*`): a provider says why a part is off.
  * - Two tiers of tests: `tests/` runs real components (kube-apiserver, kubelets, helm, the CCM as a
  *   process); a `*_test.ts` anywhere else is in `deno task test:unit` and imports none of the helpers
  *   that start them.
@@ -185,4 +186,15 @@ Deno.test("layout: tests outside tests/ (the unit tier) start no real component"
   }
   assertEquals(problems, []);
   for (const helper of REAL_COMPONENTS) assertEquals(graph.has(helper), true, `${helper} exists`);
+});
+
+Deno.test("layout: no controller names a provider's setting (the provider says why, in its own words)", () => {
+  const problems = sources()
+    .filter((f) => f.startsWith("controllers/") && !f.endsWith("_test.ts"))
+    .flatMap((f) =>
+      [...Deno.readTextFileSync(new URL(f, ROOT)).matchAll(/\b(HCLOUD|ROBOT)_[A-Z_]+/g)].map((m) =>
+        `${f}: ${m[0]}`
+      )
+    );
+  assertEquals(problems, []);
 });

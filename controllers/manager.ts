@@ -13,17 +13,25 @@ import type { ControllerName } from "../config/controllers_flag.ts";
 import type { CloudProvider } from "../providers/provider.ts";
 import type { Conditions } from "../lib/conditions.ts";
 
-/** What every controller gets. */
-export interface ControllerContext {
+/**
+ * What every controller gets; `F`: the flags it reads (a controller declares them as a `Pick` of
+ * {@link Flags}, so what it depends on of the command line is in its signature).
+ */
+export interface ControllerContext<F = Flags> {
   client: KubeClient;
   informers: InformerFactory;
   provider: CloudProvider;
-  flags: Flags;
+  flags: F;
   metrics: Registry;
   /** An event recorder for one component name (e.g. `cloud-node-controller`). */
   recorder(component: string): EventRecorder;
   /** Problems shown by `/readyz` (absent in contexts that serve none). */
   conditions?: Conditions;
+}
+
+/** ` (why)` when the provider says why a part is missing, else nothing (see `CloudProvider.absent`). */
+export function absentBecause(why: string | undefined): string {
+  return why ? ` (${why})` : "";
 }
 
 /** A running controller. Construction registers its informer handlers; `run` does the work. */

@@ -5,12 +5,12 @@
  */
 import type { ControllerName } from "../config/controllers_flag.ts";
 import type { ControllerFactory } from "./manager.ts";
-import { nodeController } from "./node.ts";
-import { nodeLifecycleController } from "./node_lifecycle.ts";
-import { routeController } from "./route.ts";
-import { serviceController } from "./service.ts";
-import { csrApproverController } from "./csr_approver.ts";
-import { nodeIpamController } from "./node_ipam.ts";
+import { nodeController } from "./node/mod.ts";
+import { nodeLifecycleController } from "./node_lifecycle/mod.ts";
+import { routeController } from "./route/mod.ts";
+import { serviceController } from "./service/mod.ts";
+import { csrApproverController } from "./csr_approver/mod.ts";
+import { nodeIpamController } from "./node_ipam/mod.ts";
 
 /** Factories of the implemented controllers; a name missing here is skipped with a warning. */
 export const CONTROLLER_FACTORIES: Partial<Record<ControllerName, ControllerFactory>> = {
@@ -29,7 +29,7 @@ export {
   makeRecorderFactory,
   runControllers,
 } from "./manager.ts";
-export { CONFIRM_DELETION } from "./node_lifecycle.ts";
+export { CONFIRM_DELETION } from "./node_lifecycle/mod.ts";
 export {
   hasTaint,
   INFORMER_TRANSFORMS,
@@ -39,5 +39,5 @@ export {
   trimNodeStatus,
   UNINITIALIZED_TAINT,
 } from "./node_metadata.ts";
-export { LB_FINALIZER } from "./service.ts";
-export { ipamPlan } from "./node_ipam_plan.ts";
+export { LB_FINALIZER } from "./service/mod.ts";
+export { ipamPlan } from "./node_ipam/mod.ts";

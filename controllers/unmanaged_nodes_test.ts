@@ -7,10 +7,10 @@ import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { newController } from "../testing/controller_harness.ts";
 import { FakeProvider } from "../providers/fake/fake_provider.ts";
-import { nodeController } from "./node.ts";
-import { nodeLifecycleController } from "./node_lifecycle.ts";
-import { routeController } from "./route.ts";
-import { eligibleNode } from "./service_nodes.ts";
+import { nodeController } from "./node/mod.ts";
+import { nodeLifecycleController } from "./node_lifecycle/mod.ts";
+import { routeController } from "./route/mod.ts";
+import { eligibleNode } from "./service/mod.ts";
 import { managedNode } from "./node_metadata.ts";
 import { MANAGED_LABEL, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 

@@ -106,6 +106,11 @@ export interface MachineRecord {
    * address among them that another Node reports is refused.
    */
   sharedCidrs?: string[];
+  /**
+   * What the operator can do so that no address of the machine is shared (said with a refusal that
+   * `sharedCidrs` caused), in the provider's terms: e.g. the setting that names the cluster's network.
+   */
+  sharedCidrsAdvice?: string;
 }
 
 /** Why the node controller asks for metadata (see {@link Instances.instanceMetadata}). */
@@ -388,6 +393,15 @@ export interface CloudProvider {
   readonly loadBalancers?: LoadBalancers;
   /** Pod network routes; without it the route controller is off. */
   readonly routes?: Routes;
+  /**
+   * Why a part is missing, in the operator's terms (the setting that turns it on), said when the
+   * controllers that need it are off: the controllers know no provider's settings.
+   */
+  readonly absent?: {
+    readonly instances?: string;
+    readonly loadBalancers?: string;
+    readonly routes?: string;
+  };
   /**
    * A further address where `/metrics` is expected (the official Hetzner CCM's `HCLOUD_METRICS_ADDRESS`,
    * `:8233`), served next to `--secure-port`.

@@ -32,6 +32,8 @@ export class HcloudProvider implements CloudProvider {
   readonly routes?: HcloudRoutes;
   /** Present unless `HCLOUD_LOAD_BALANCERS_ENABLED=false`. */
   readonly loadBalancers?: HcloudLoadBalancers;
+  /** Why routes or load balancers are off: the setting that turns them on (see the contract). */
+  readonly absent: { readonly loadBalancers?: string; readonly routes?: string };
   readonly config: HcloudConfig;
   /** `HCLOUD_METRICS_ADDRESS` (default `:8233`, all interfaces) unless `HCLOUD_METRICS_ENABLED=false`. */
   readonly metricsAddress?: { hostname: string; port: number };
@@ -114,6 +116,14 @@ export class HcloudProvider implements CloudProvider {
         registry,
       );
     }
+    this.absent = {
+      loadBalancers: config.loadBalancers.enabled ? undefined : "HCLOUD_LOAD_BALANCERS_ENABLED=false",
+      routes: !config.network
+        ? "HCLOUD_NETWORK is not set"
+        : config.networkRoutesEnabled
+        ? undefined
+        : "HCLOUD_NETWORK_ROUTES_ENABLED=false",
+    };
     if (config.network && config.networkRoutesEnabled) {
       this.routes = countOperations(
         mapRetryableErrors(new HcloudRoutes(this.context)),

@@ -233,7 +233,15 @@ export class HcloudInstances implements Instances {
           .map((p) => `${p.ip}/32`),
       ];
       const sharedCidrs = this.#network.id === undefined ? server.privateNets.map((p) => `${p.ip}/32`) : [];
-      return { providerID: `hcloud://${server.id}`, names: [server.name], cidrs, sharedCidrs };
+      return {
+        providerID: `hcloud://${server.id}`,
+        names: [server.name],
+        cidrs,
+        sharedCidrs,
+        ...(sharedCidrs.length
+          ? { sharedCidrsAdvice: "set HCLOUD_NETWORK so that only the cluster network's address counts" }
+          : {}),
+      };
     });
   }
 

@@ -7,6 +7,7 @@ import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../../testing/assert.ts";
 import { startTestSim } from "../../../testing/sim_harness.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
+import { applySeed } from "../../../hcloud_sim/control.ts";
 
 Deno.test("machine record: each server's IPv6 /64 (Cloud and Robot); node IPAM's read costs no request after the initialization's", async () => {
   const t = await startTestSim({ actionDurationMs: 0 });
@@ -47,6 +48,36 @@ Deno.test("machine record: each server's IPv6 /64 (Cloud and Robot); node IPAM's
     bmNode.spec = { providerID: bmMeta!.providerID };
     const bmRecord = await instances.machineRecord!(bmNode, undefined, "initialize");
     assertEquals(bmRecord?.cidrs.filter((c) => c.includes(":")), [`${bm.server_ipv6_net}/64`]);
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("machine record: without HCLOUD_NETWORK a private address may be another machine's too, and the record names the setting that fixes it", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  applySeed(t.sim, {
+    networks: [{
+      name: "k8s",
+      ip_range: "10.0.0.0/8",
+      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+    }],
+  });
+  try {
+    const server = t.sim.addServer({ name: "w1", location: "fsn1", private_net: [{ network: "k8s" }] });
+    const ip = server.private_net[0].ip;
+    const node: Node = { metadata: { name: "w1" }, spec: { providerID: `hcloud://${server.id}` } };
+    const without = await (await providerOnSim(t)).instances.machineRecord!(node);
+    assertEquals(without?.sharedCidrs, [`${ip}/32`]);
+    assertEquals(
+      without?.sharedCidrsAdvice,
+      "set HCLOUD_NETWORK so that only the cluster network's address counts",
+    );
+    const within = await (await providerOnSim(t, { HCLOUD_NETWORK: "k8s" })).instances.machineRecord!(node);
+    assertEquals(
+      [within?.sharedCidrs, within?.sharedCidrsAdvice],
+      [[], undefined],
+      "nothing shared, nothing to advise",
+    );
   } finally {
     await t.finish();
   }

@@ -1,0 +1,7 @@
+/**
+ * The cloud node controller's room: Nodes initialized from the cloud and their addresses refreshed
+ * (node.ts), server labels and taints copied onto Nodes, addresses shared between machines.
+ *
+ * @module
+ */
+export { nodeController } from "./node.ts";

@@ -1,0 +1,7 @@
+/**
+ * The cloud node lifecycle controller's room: NotReady Nodes whose machine is gone are deleted, those
+ * whose machine is off are tainted (node_lifecycle.ts).
+ *
+ * @module
+ */
+export { CONFIRM_DELETION, nodeLifecycleController } from "./node_lifecycle.ts";

@@ -1,0 +1,9 @@
+/**
+ * The service controller's room: a load balancer per Service of type LoadBalancer (service.ts), what
+ * it knows of the node set and draining Nodes, its writes and status, the TLS Secrets it watches,
+ * the firewall that follows the balancers, and the housekeeping of the balancers as a whole.
+ *
+ * @module
+ */
+export { LB_FINALIZER, serviceController } from "./service.ts";
+export { eligibleNode } from "./service_nodes.ts";

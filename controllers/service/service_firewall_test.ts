@@ -1,0 +1,45 @@
+/**
+ * The firewall follows the balancers: one sync at start, and Service changes coalesced into at most
+ * one sync a minute, however many a tenant makes.
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import { assertEquals } from "../../testing/assert.ts";
+import { newController } from "../../testing/controller_harness.ts";
+import { FakeProvider } from "../../providers/fake/fake_provider.ts";
+import { serviceController } from "./service.ts";
+import { SERVICES } from "../../kube/resources.ts";
+import { abortableSleep } from "../../lib/sleep.ts";
+
+function lb(name: string, port: number): Service {
+  return {
+    metadata: { name, namespace: "default" },
+    spec: { type: "LoadBalancer", ports: [{ port, protocol: "TCP", nodePort: 30000 + port }] },
+  };
+}
+
+Deno.test("service firewall: a sync at start, then tenants' changes at most once a minute", async () => {
+  const fake = new FakeProvider();
+  let syncs = 0;
+  const unchanged: boolean[] = [];
+  Object.assign(fake.loadBalancers, {
+    firewall: {
+      sync: (_signal: AbortSignal, options?: { balancersUnchanged?: boolean }) => {
+        unchanged.push(options?.balancersUnchanged ?? false);
+        return Promise.resolve({ changed: ++syncs === 1, rules: 1 });
+      },
+    },
+  });
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("services", lb("web", 80));
+  await t.runWhile(async () => {
+    await abortableSleep(300);
+    assertEquals(syncs, 1, "one sync at start");
+    assertEquals(unchanged, [false], "the first sync looks at the balancers");
+    // A tenant churning Services: ten changes within a second start no second sync now.
+    for (let i = 0; i < 10; i++) await t.client.create(SERVICES, lb(`churn-${i}`, 100 + i));
+    await abortableSleep(500);
+    assertEquals(syncs, 1, "held to one a minute");
+  });
+  assertEquals(t.metrics.gauge("firewall_balancer_rules", "").get(), 1);
+  assertEquals(t.metrics.counter("firewall_rule_writes_total", "").get(), 1);
+});
