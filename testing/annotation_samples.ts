@@ -9,11 +9,13 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import {
   INGRESS_FAMILIES_ANNOTATION,
+  KNOWN_ANNOTATIONS,
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
   type LoadBalancerDefaults,
   parseLoadBalancerSpec,
   PREFIX,
+  valueKind,
 } from "../providers/hcloud/mod.ts";
 
 /** One sample: the annotations (names without prefix, or full names with a `/`). */
@@ -115,34 +117,27 @@ const HOSTNAME = [
 const NAME = ["lb-1", "a", "-a", "a-", "a.b_c", A63, `${A63}a`, "", "a b", "LB"];
 const ZONE = ["fsn1", "eu-central", "", "FSN1", "eu central", "fsn1 "];
 
+/** The values every annotation of a generic kind (annotation_rules.ts) is tried with. */
+const GENERIC: Partial<Record<string, string[]>> = {
+  bool: BOOL,
+  duration: DURATION,
+  integer: INTEGER,
+  hostname: HOSTNAME,
+};
+
 /** Values per annotation (names without prefix, or full names). */
 const VALUES: Record<string, string[]> = {
+  // The skeleton follows the rules table: every annotation of a generic kind gets that kind's edges.
   ...Object.fromEntries(
-    [
-      "disable-public-network",
-      "ipv6-disabled",
-      "disable-private-ingress",
-      "use-private-ip",
-      "uses-proxyprotocol",
-      "http-redirect-http",
-      "http-sticky-sessions",
-      "health-check-http-validate-certificate",
-      "protection-delete",
-      "adopt-existing",
-    ].map((n) => [n, BOOL]),
+    KNOWN_ANNOTATIONS.flatMap((n) => {
+      const generic = GENERIC[valueKind(n) ?? ""];
+      return generic ? [[n, generic]] : [];
+    }),
   ),
   "algorithm-type": ["round_robin", "LEAST_CONNECTIONS", "random", "", "round_robin "],
   protocol: ["tcp", "HTTP", "https", "udp", "", "TcP", "http\u212a"],
   "certificate-type": ["uploaded", "Uploaded", "stolen", ""],
   "health-check-protocol": ["tcp", "http", "HTTPS", "icmp", ""],
-  "http-cookie-lifetime": DURATION,
-  "http-timeout-idle": DURATION,
-  "health-check-interval": DURATION,
-  "health-check-timeout": DURATION,
-  "health-check-port": INTEGER,
-  "health-check-retries": INTEGER,
-  "public-net-ipv4": INTEGER,
-  "public-net-ipv6": INTEGER,
   name: NAME,
   "attach-to": ["123", "my-lb", "-x", "1 2", ""],
   location: ZONE,
@@ -159,10 +154,6 @@ const VALUES: Record<string, string[]> = {
     "/é",
     "",
   ],
-  hostname: HOSTNAME,
-  "health-check-http-domain": HOSTNAME,
-  "ipv4-rdns": HOSTNAME,
-  "ipv6-rdns": HOSTNAME,
   "private-ipv4": [
     "10.0.0.1",
     "255.255.255.255",

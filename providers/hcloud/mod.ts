@@ -264,6 +264,7 @@ export {
   POLICY_EXCEPTIONS,
   policyTemplate,
   PREFIX,
+  valueKind,
 } from "./load_balancers/mod.ts";
 export { ServerCache } from "./servers/mod.ts";
 export * from "./names.ts";

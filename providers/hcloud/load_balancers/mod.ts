@@ -14,7 +14,7 @@ export {
   policyTemplate,
   PREFIX,
 } from "./spec/mod.ts";
-export { annotationsPage, OWN_ANNOTATION_REFERENCE } from "./spec/mod.ts";
+export { annotationsPage, OWN_ANNOTATION_REFERENCE, valueKind } from "./spec/mod.ts";
 export { CO_MANAGED_STATE } from "./sharing/mod.ts";
 export { SHARED_STATE } from "./sharing/mod.ts";
 export { driftPageSize } from "./inventory/mod.ts";

@@ -1,17 +1,14 @@
 /**
- * One line of reference per annotation the CCM reads or writes: who writes it, its default, how it
- * relates to the official CCM (HCCM) and what it does. The values each annotation may hold are not
- * repeated here: the page takes them from annotation_rules.ts, the table the parser and the admission
- * policy are made from. A `Record` over the official names, so an annotation added to
- * {@link ANNOTATIONS} without its line does not compile; docs/reference/annotations.md is generated
- * from it (`deno task manifests`) and a test fails when the page drifts or an annotation the code
- * reads has no line.
+ * docs/reference/annotations.md: the official annotations from their registry (registry.ts) with what
+ * each may hold from the rules table (annotation_rules.ts, the one the parser and the admission policy
+ * are made from), and one line for each annotation of ours the CCM reads or writes (who writes it, its
+ * default, how it relates to the official CCM, what it does). `deno task manifests` writes the page; a
+ * test fails when the page drifts or an annotation the code reads has no line.
  *
  * @module
  */
-import { ANNOTATIONS } from "./hccm_stage.ts";
+import { ANNOTATIONS, SERVICE_ANNOTATIONS } from "./registry.ts";
 import {
-  BOOLS,
   CHOICES,
   DURATIONS,
   HOSTNAMES,
@@ -20,6 +17,7 @@ import {
   OUR_BOOLS,
   PATTERNS,
   SECRET_NAME,
+  valueKind,
   WHOLE_BALANCER,
 } from "./annotation_rules.ts";
 import { PORT_SETTINGS } from "./port_settings.ts";
@@ -58,151 +56,7 @@ export interface AnnotationReference {
   writer?: Writer;
 }
 
-const SAME = "same name and meaning as HCCM";
-const CHECKED = "same name; ours checks the value before any cloud call";
 const OURS = "deno-ccm only";
-const env = (name: string) => `\`HCLOUD_LOAD_BALANCERS_${name}\``;
-
-/** The official annotations (`load-balancer.hetzner.cloud/<name>`), in HCCM's documentation order. */
-export const SERVICE_ANNOTATION_REFERENCE: Record<(typeof ANNOTATIONS)[number], AnnotationReference> = {
-  name: { default: '"a" + the Service UID', meaning: "The balancer's name.", hccm: CHECKED },
-  location: { default: env("LOCATION"), meaning: "Location of a new balancer.", hccm: CHECKED },
-  "network-zone": { default: env("NETWORK_ZONE"), meaning: "Network zone of a new balancer.", hccm: CHECKED },
-  type: { default: env("TYPE") + ", else lb11", meaning: "Balancer type (size).", hccm: CHECKED },
-  "algorithm-type": {
-    default: env("ALGORITHM_TYPE") + ", else the API's round_robin",
-    meaning: "Algorithm.",
-    hccm: SAME,
-  },
-  "disable-public-network": {
-    default: env("DISABLE_PUBLIC_NETWORK"),
-    meaning: "No public interface.",
-    hccm: SAME,
-  },
-  "ipv6-disabled": { default: env("DISABLE_IPV6"), meaning: "No IPv6 address in the ingress.", hccm: SAME },
-  "disable-private-ingress": {
-    default: env("DISABLE_PRIVATE_INGRESS"),
-    meaning: "No private address in the ingress.",
-    hccm: SAME,
-  },
-  "use-private-ip": {
-    default: env("USE_PRIVATE_IP"),
-    meaning: "Targets are reached through the network (needs HCLOUD_NETWORK).",
-    hccm: SAME,
-  },
-  "private-ipv4": { default: "", meaning: "The balancer's address in the network.", hccm: CHECKED },
-  "private-subnet-ip-range": {
-    default: env("PRIVATE_SUBNET_IP_RANGE"),
-    meaning: "Subnet the balancer's private address comes from.",
-    hccm: SAME,
-  },
-  hostname: { default: "", meaning: "Ingress hostname instead of addresses.", hccm: CHECKED },
-  protocol: { default: "tcp", meaning: "Protocol of every port.", hccm: SAME },
-  "uses-proxyprotocol": {
-    default: env("USES_PROXYPROTOCOL"),
-    meaning: "Send the PROXY header; ingress `ipMode: Proxy`.",
-    hccm: SAME,
-  },
-  "node-selector": {
-    default: "",
-    meaning: "Only Nodes matching this label selector are targets; followed as labels change.",
-    hccm: "same name; HCCM reads it once (its #519)",
-  },
-  "http-cookie-name": { default: "", meaning: "Sticky-session cookie name.", hccm: CHECKED },
-  "http-cookie-lifetime": {
-    default: "",
-    meaning: "Sticky-session cookie lifetime.",
-    hccm: "same; bare seconds too",
-  },
-  "http-timeout-idle": {
-    default: "",
-    meaning: "Idle timeout of HTTP connections.",
-    hccm: "same; bare seconds too",
-  },
-  "certificate-type": { default: "uploaded", meaning: "Certificates of https ports.", hccm: SAME },
-  "http-certificates": {
-    default: "",
-    meaning: "Uploaded certificates (IDs or names) for https ports; another owner's need consent.",
-    hccm: "same name; another owner's refused without consent",
-  },
-  "http-managed-certificate-name": { default: "", meaning: "Name of the managed certificate.", hccm: SAME },
-  "http-managed-certificate-domains": {
-    default: "",
-    meaning: "Domains of the managed certificate.",
-    hccm: CHECKED,
-  },
-  "http-managed-certificate-acme-staging": { default: "", meaning: "Not used by the API.", hccm: SAME },
-  "http-redirect-http": { default: "false", meaning: "Redirect port 80 to https.", hccm: SAME },
-  "http-sticky-sessions": { default: "false", meaning: "Sticky sessions.", hccm: SAME },
-  "health-check-protocol": {
-    default: "the port's protocol",
-    meaning: "Health-check protocol (https: HTTP with TLS).",
-    hccm: "same; https works (HCCM's is refused by the API)",
-  },
-  "health-check-port": { default: "the NodePort", meaning: "Health-check port.", hccm: SAME },
-  "health-check-interval": {
-    default: env("HEALTH_CHECK_INTERVAL") + ", else the API's 15s",
-    meaning: "Health-check interval.",
-    hccm: "same; bare seconds too",
-  },
-  "health-check-timeout": {
-    default: env("HEALTH_CHECK_TIMEOUT") + ", else the API's 10s",
-    meaning: "Health-check timeout.",
-    hccm: "same; bare seconds too",
-  },
-  "health-check-retries": {
-    default: env("HEALTH_CHECK_RETRIES") + ", else the API's 3",
-    meaning: "Health-check retries.",
-    hccm: SAME,
-  },
-  "health-check-http-domain": { default: "", meaning: "Host header of HTTP checks.", hccm: CHECKED },
-  "health-check-http-path": { default: "the API's (/)", meaning: "Path of HTTP checks.", hccm: CHECKED },
-  "health-check-http-validate-certificate": {
-    default: "false",
-    meaning: "Verify the target's certificate (TLS checks).",
-    hccm: SAME,
-  },
-  "health-check-http-status-codes": {
-    default: "",
-    meaning: "Our earlier name of http-status-codes, still read.",
-    hccm: OURS,
-  },
-  "http-status-codes": {
-    default: "the API's (2??, 3??)",
-    meaning: "Status codes an HTTP check accepts.",
-    hccm: CHECKED,
-  },
-  "ipv4-rdns": { default: "", meaning: "Reverse DNS of the IPv4 address.", hccm: CHECKED },
-  "ipv6-rdns": { default: "", meaning: "Reverse DNS of the IPv6 address.", hccm: CHECKED },
-  "protection-delete": {
-    default: "false",
-    meaning: "Delete protection: the balancer stays when the Service goes.",
-    hccm: OURS,
-  },
-  "adopt-existing": {
-    default: "false",
-    meaning: "Take over a same-named balancer made outside Kubernetes (with consent).",
-    hccm: "ours: HCCM takes any same-named balancer",
-  },
-  "public-net-ipv4": {
-    default: "",
-    meaning: "Primary IPv4 (ID) of a new balancer.",
-    hccm: "HCCM after v1.37",
-  },
-  "public-net-ipv6": {
-    default: "",
-    meaning: "Primary IPv6 (ID) of a new balancer.",
-    hccm: "HCCM after v1.37",
-  },
-  "attach-to": {
-    default: "",
-    meaning: "Add the Service's ports to a balancer made outside Kubernetes (co-managed).",
-    hccm: OURS,
-  },
-  ipv4: { default: "", meaning: "Not read.", hccm: "HCCM writes it; ours ignores it" },
-  ipv6: { default: "", meaning: "Not read.", hccm: "HCCM writes it; ours ignores it" },
-  id: { default: "", meaning: "Not read.", hccm: "HCCM writes it; ours ignores it" },
-};
 
 /** Our annotations on Services and Nodes, by full name. */
 export const OWN_ANNOTATION_REFERENCE: Record<string, AnnotationReference> = {
@@ -317,16 +171,24 @@ export const OWN_ANNOTATION_REFERENCE: Record<string, AnnotationReference> = {
 export function allowedValues(name: string): string {
   const range = (r: readonly [number, number]) =>
     r[1] === Number.MAX_SAFE_INTEGER ? `a whole number ≥ ${r[0]}` : `${r[0]}–${r[1]}`;
-  if ((BOOLS as readonly string[]).includes(name)) return "true or false (Go's ParseBool)";
-  if (name in CHOICES) return (CHOICES as Record<string, readonly string[]>)[name].join(", ");
-  if (name in DURATIONS) {
-    const r = (DURATIONS as Record<string, readonly [number, number] | undefined>)[name];
-    return `a duration (Go syntax or whole seconds)${r ? `, ${r[0]}–${r[1]} s` : ""}`;
+  switch (valueKind(name)) {
+    case "bool":
+      return "true or false (Go's ParseBool)";
+    case "choice":
+      return (CHOICES as Record<string, readonly string[]>)[name].join(", ");
+    case "duration": {
+      const r = (DURATIONS as Record<string, readonly [number, number] | undefined>)[name];
+      return `a duration (Go syntax or whole seconds)${r ? `, ${r[0]}–${r[1]} s` : ""}`;
+    }
+    case "integer":
+      return range((INTEGERS as Record<string, readonly [number, number]>)[name]);
+    case "pattern":
+      return `a ${(PATTERNS as Record<string, { what: string }>)[name].what}`;
+    case "hostname":
+      return `a DNS name (${(HOSTNAMES as Record<string, string>)[name]})`;
+    case "other":
+      return (OTHERS as Record<string, string>)[name];
   }
-  if (name in INTEGERS) return range((INTEGERS as Record<string, readonly [number, number]>)[name]);
-  if (name in PATTERNS) return `a ${(PATTERNS as Record<string, { what: string }>)[name].what}`;
-  if (name in HOSTNAMES) return `a DNS name (${(HOSTNAMES as Record<string, string>)[name]})`;
-  if (name in OTHERS) return (OTHERS as Record<string, string>)[name];
   return "";
 }
 
@@ -335,7 +197,7 @@ export function annotationsPage(): string {
   const cell = (text: string) => text.replaceAll("|", "\\|");
   const code = (text: string) => (text && !text.includes("`") ? `\`${cell(text)}\`` : cell(text));
   const official = ANNOTATIONS.map((name) => {
-    const r = SERVICE_ANNOTATION_REFERENCE[name];
+    const r = SERVICE_ANNOTATIONS[name];
     const whole = (WHOLE_BALANCER as readonly string[]).includes(name) ? " Refused with `attach-to`." : "";
     return `| \`${name}\` | ${code(r.default)} | ${cell(allowedValues(name))} | ${
       cell(r.meaning)
@@ -347,9 +209,10 @@ export function annotationsPage(): string {
   return [
     "# Annotations",
     "",
-    "Generated from `providers/hcloud/load_balancers/spec/annotation_reference.ts` and the rules table",
-    "`annotation_rules.ts` beside it (the one the parser and the admission policy are made from) by",
-    "`deno task manifests`; edit those, not this page. Who may write each, and what that lets them do:",
+    "Generated from `providers/hcloud/load_balancers/spec/registry.ts` (the official annotations), the rules",
+    "table `annotation_rules.ts` beside it (the one the parser and the admission policy are made from) and",
+    "`annotation_reference.ts` (ours) by `deno task manifests`; edit those, not this page. Who may write each,",
+    "and what that lets them do:",
     "[the threat model](../explanation/threat-model.md).",
     "",
     `## Service annotations \`${PREFIX}<name>\``,

@@ -171,3 +171,18 @@ export const WHOLE_BALANCER = [
 export const DURATION = new RegExp(
   `^${ASCII_SPACE}*(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|ms|s|m|h))+)${ASCII_SPACE}*$`,
 );
+
+/** The kinds of value an annotation holds: which table of this file it is in. */
+export type ValueKind = "bool" | "choice" | "duration" | "integer" | "pattern" | "hostname" | "other";
+
+/** Which table `name` (without prefix) is in; undefined for a name in none. */
+export function valueKind(name: string): ValueKind | undefined {
+  if ((BOOLS as readonly string[]).includes(name)) return "bool";
+  if (name in CHOICES) return "choice";
+  if (name in DURATIONS) return "duration";
+  if (name in INTEGERS) return "integer";
+  if (name in PATTERNS) return "pattern";
+  if (name in HOSTNAMES) return "hostname";
+  if (name in OTHERS) return "other";
+  return undefined;
+}

@@ -36,7 +36,8 @@ import {
   WHOLE_BALANCER,
 } from "./annotation_rules.ts";
 
-export { earliestStage, HCCM_STAGE, HccmStage, KNOWN_ANNOTATIONS } from "./hccm_stage.ts";
+export { HccmStage } from "./hccm_stage.ts";
+export { earliestStage, HCCM_STAGE, KNOWN_ANNOTATIONS } from "./registry.ts";
 
 /** The annotation prefix (names.ts). */
 export const PREFIX = LB_ANNOTATION_PREFIX;

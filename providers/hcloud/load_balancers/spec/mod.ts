@@ -16,6 +16,7 @@ export {
   PREFIX,
 } from "./annotations.ts";
 export { annotationsPage, OWN_ANNOTATION_REFERENCE } from "./annotation_reference.ts";
+export { type ValueKind, valueKind } from "./annotation_rules.ts";
 export { type LoadBalancerDefaults } from "./defaults.ts";
 export { redirectPort, tlsSecretNames } from "./port_settings.ts";
 export { shareErrors } from "./share_key.ts";

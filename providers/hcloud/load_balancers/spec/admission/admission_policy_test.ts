@@ -14,7 +14,7 @@ import {
   OUR_BOOLS,
   PATTERNS,
 } from "../annotation_rules.ts";
-import { KNOWN_ANNOTATIONS } from "../hccm_stage.ts";
+import { KNOWN_ANNOTATIONS } from "../registry.ts";
 import { selectorPattern } from "../selector_pattern.ts";
 
 const TABLES: Record<string, readonly string[]> = {
