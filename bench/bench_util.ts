@@ -5,6 +5,7 @@
  */
 import type { KubeClient } from "../kube/client.ts";
 import { registerNode } from "../testing/ccm_harness.ts";
+import { pollUntil } from "../testing/helpers.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 
 /**
@@ -90,12 +91,8 @@ export async function waitFor(
   timeoutMs: number,
   intervalMs = 200,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) {
-      throw new Error(`benchmark step did not converge within ${timeoutMs / 1000} s`);
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
+  if (!(await pollUntil(check, { timeoutMs, intervalMs }))) {
+    throw new Error(`benchmark step did not converge within ${timeoutMs / 1000} s`);
   }
 }
 

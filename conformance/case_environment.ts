@@ -13,7 +13,7 @@ import { NODES, SERVICES } from "../kube/resources.ts";
 import { DEFAULT_SIM_TOKEN, Simulator } from "../hcloud_sim/simulator.ts";
 import { LOAD_BALANCER_TYPES, LOCATIONS } from "../hcloud_sim/catalog.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
-import { freePort } from "../testing/helpers.ts";
+import { freePort, pollUntil } from "../testing/helpers.ts";
 import { type CcmProcess, spawnCcm } from "../testing/ccm_process.ts";
 import type { Case, NodeSpec, ServerSeed, ServiceSpec, Step } from "./case_file.ts";
 import { substitute } from "./case_file.ts";
@@ -133,11 +133,11 @@ export class CaseEnvironment {
 
   /** Waits until no action runs on `/v1/{collection}/{id}` (or the deadline passes). */
   async #waitUntilUnlocked(collection: string, id: string, deadline: number): Promise<void> {
-    while (Date.now() < deadline) {
+    const idle = async () => {
       const out = await this.call("GET", `/v1/${collection}/${id}/actions?status=running`);
-      if (((out.actions ?? []) as unknown[]).length === 0) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      return ((out.actions ?? []) as unknown[]).length === 0;
+    };
+    await pollUntil(idle, { timeoutMs: Math.max(0, deadline - Date.now()) });
   }
 
   /** Seeds networks, servers and certificates (load balancers come separately). */
@@ -206,13 +206,12 @@ export class CaseEnvironment {
 
   /** Waits until the seeding actions have finished, so the CCM finds nothing locked. */
   async #waitForActions(ids: number[]): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (ids.length && Date.now() < deadline) {
-      const query = ids.map((id) => `id=${id}`).join("&");
-      const actions = (await this.call("GET", `/v1/actions?${query}`)).actions as { status: string }[];
-      if (actions.every((a) => a.status !== "running")) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    if (!ids.length) return;
+    const query = ids.map((id) => `id=${id}`).join("&");
+    const done = async () =>
+      ((await this.call("GET", `/v1/actions?${query}`)).actions as { status: string }[])
+        .every((a) => a.status !== "running");
+    await pollUntil(done, { timeoutMs: 10_000 });
   }
 
   /** Registers every Node of the case, in order. */
@@ -299,13 +298,9 @@ export class CaseEnvironment {
     });
     let exited = false;
     this.ccm.status.then(() => exited = true);
-    const deadline = Date.now() + 60_000;
-    while (!exited && Date.now() < deadline) {
-      try {
-        if ((await this.ccm.get("/readyz")).status === 200) return;
-      } catch { /* not listening yet */ }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const ccm = this.ccm;
+    const ready = async () => (await ccm.get("/readyz")).status === 200;
+    await pollUntil(ready, { timeoutMs: 60_000, intervalMs: 100, ignoreErrors: true, stop: () => exited });
   }
 
   /** Applies one step. */

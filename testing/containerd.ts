@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { copyToFile } from "./helpers.ts";
+import { copyToFile, pollUntil } from "./helpers.ts";
 
 /** Fails, saying how to get it, when containerd is not installed. */
 export async function containerdBinary(): Promise<string> {
@@ -63,13 +63,8 @@ export class Containerd {
     }).spawn();
     copyToFile(child.stderr, log);
     const runtime = new Containerd(child, dir);
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      try {
-        if ((await Deno.stat(`${dir}/containerd.sock`)).isSocket) return runtime;
-      } catch { /* not yet */ }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const socket = async () => (await Deno.stat(`${dir}/containerd.sock`)).isSocket === true;
+    if (await pollUntil(socket, { timeoutMs: 30_000, intervalMs: 100, ignoreErrors: true })) return runtime;
     await runtime.stop();
     const tail = (await Deno.readTextFile(`${dir}/containerd.log`).catch(() => "")).split("\n").slice(-10);
     throw new Error(`containerd did not open its socket within 30 s:\n${tail.join("\n")}`);

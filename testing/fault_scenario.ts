@@ -12,6 +12,7 @@ import type { TestCluster } from "./kube_cluster.ts";
 import { adminClient, registerNode, setReady } from "./ccm_harness.ts";
 import { type CcmProcess, spawnCcm } from "./ccm_process.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
+import { pollUntil } from "./helpers.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { DEFAULT_SIM_TOKEN, type Simulator } from "../hcloud_sim/simulator.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
@@ -329,14 +330,9 @@ export async function runFaultScenario(
   }
 }
 
-/** Polls `check` every 200 ms; false when it did not hold within `timeoutMs`. */
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return true;
-    if (Date.now() > deadline) return false;
-    await sleep(200);
-  }
+/** Polls `check` every 200 ms (a failing check is "not yet"); false when it did not hold within `timeoutMs`. */
+function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  return pollUntil(check, { timeoutMs, intervalMs: 200, ignoreErrors: true });
 }
 
 /** Every violated invariant, as text (empty when converged). */

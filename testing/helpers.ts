@@ -16,15 +16,42 @@ export async function eventsOf(client: KubeClient, name: string): Promise<string
   return list.items.map((e) => `${e.type} ${e.reason}: ${e.message}`);
 }
 
+/** How {@link pollUntil} polls. */
+export interface PollOptions {
+  /** How long to wait for `check` to hold. */
+  timeoutMs: number;
+  /** Pause between checks (default 50 ms). */
+  intervalMs?: number;
+  /** A `check` that throws counts as "not yet" instead of ending the wait (default false). */
+  ignoreErrors?: boolean;
+  /** Ends the wait early (false), e.g. when the process waited on exited. */
+  stop?: () => boolean;
+}
+
+/**
+ * The one polling loop of the tests, benchmarks and conformance suite: calls `check` until it holds;
+ * false when it did not within `timeoutMs` (or `stop` said to give up).
+ */
+export async function pollUntil(
+  check: () => boolean | Promise<boolean>,
+  options: PollOptions,
+): Promise<boolean> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    if (options.stop?.()) return false;
+    const held = options.ignoreErrors
+      ? await Promise.resolve().then(check).catch(() => false)
+      : await check();
+    if (held) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 50));
+  }
+}
+
 /** Polls `check` until it returns true; fails after `timeoutMs` (default 20 s). */
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) {
-      throw new Error(`condition not met within ${timeoutMs} ms: ${check.toString().slice(0, 160)}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  if (!(await pollUntil(check, { timeoutMs }))) {
+    throw new Error(`condition not met within ${timeoutMs} ms: ${check.toString().slice(0, 160)}`);
   }
 }
 

@@ -12,6 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { adminClient } from "../testing/ccm_harness.ts";
+import { pollUntil } from "../testing/helpers.ts";
 import { ADMISSION_POLICY_API, renderChartText } from "../testing/helm.ts";
 import {
   type AnnotationSample,
@@ -62,12 +63,11 @@ async function send(
   return { refused: !res.ok, message: res.ok ? "" : JSON.parse(text).message ?? text, warnings };
 }
 
+/** Polls `check` for 20 s; fails naming `what`. */
 async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
+  if (!(await pollUntil(check, { timeoutMs: 20_000, intervalMs: 100 }))) {
+    throw new Error(`timed out: ${what}`);
   }
-  throw new Error(`timed out: ${what}`);
 }
 
 /** Installs the chart's policy and binding with `actions`. */
