@@ -10,10 +10,15 @@ import { CloudApiError } from "./errors.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import { currentSignal, detached } from "../lib/cancellation.ts";
 
-interface ActionLike {
+/** What the waiter reads of an action (any API answer's `action`). */
+export interface ActionLike {
+  /** The action's ID. */
   id: number;
+  /** `running`, `success` or `error`. */
   status: string;
+  /** What it does (`add_target`), for messages. */
   command?: string;
+  /** Why it failed, when it did. */
   error?: { code: string; message: string } | null;
 }
 
@@ -30,6 +35,7 @@ export class ActionWaiter {
   readonly #pending = new Map<number, Waiter[]>();
   #looping = false;
 
+  /** `intervalMs`: how often the running actions are polled (default 500 ms, in one request). */
   constructor(client: HcloudClient, options: { intervalMs?: number } = {}) {
     this.#client = client;
     this.#intervalMs = options.intervalMs ?? 500;

@@ -10,6 +10,7 @@
  */
 
 export interface paths {
+    /** `/actions`. */
     "/actions": {
         parameters: {
             query?: never;
@@ -35,6 +36,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/actions/{id}`. */
     "/actions/{id}": {
         parameters: {
             query?: never;
@@ -55,6 +57,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/certificates`. */
     "/certificates": {
         parameters: {
             query?: never;
@@ -85,6 +88,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/certificates/{id}`. */
     "/certificates/{id}": {
         parameters: {
             query?: never;
@@ -115,6 +119,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/certificates/{id}/actions`. */
     "/certificates/{id}/actions": {
         parameters: {
             query?: never;
@@ -137,6 +142,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/certificates/{id}/actions/{action_id}`. */
     "/certificates/{id}/actions/{action_id}": {
         parameters: {
             query?: never;
@@ -157,6 +163,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/certificates/actions`. */
     "/certificates/actions": {
         parameters: {
             query?: never;
@@ -177,6 +184,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/certificates/actions/{id}`. */
     "/certificates/actions/{id}": {
         parameters: {
             query?: never;
@@ -197,6 +205,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/datacenters`. */
     "/datacenters": {
         parameters: {
             query?: never;
@@ -217,6 +226,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/datacenters/{id}`. */
     "/datacenters/{id}": {
         parameters: {
             query?: never;
@@ -237,6 +247,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls`. */
     "/firewalls": {
         parameters: {
             query?: never;
@@ -271,6 +282,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/{id}`. */
     "/firewalls/{id}": {
         parameters: {
             query?: never;
@@ -307,6 +319,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/{id}/actions`. */
     "/firewalls/{id}/actions": {
         parameters: {
             query?: never;
@@ -329,6 +342,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/{id}/actions/{action_id}`. */
     "/firewalls/{id}/actions/{action_id}": {
         parameters: {
             query?: never;
@@ -349,6 +363,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/{id}/actions/apply_to_resources`. */
     "/firewalls/{id}/actions/apply_to_resources": {
         parameters: {
             query?: never;
@@ -390,6 +405,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/{id}/actions/remove_from_resources`. */
     "/firewalls/{id}/actions/remove_from_resources": {
         parameters: {
             query?: never;
@@ -422,6 +438,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/{id}/actions/set_rules`. */
     "/firewalls/{id}/actions/set_rules": {
         parameters: {
             query?: never;
@@ -446,6 +463,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/actions`. */
     "/firewalls/actions": {
         parameters: {
             query?: never;
@@ -468,6 +486,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/firewalls/actions/{id}`. */
     "/firewalls/actions/{id}": {
         parameters: {
             query?: never;
@@ -488,6 +507,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/images`. */
     "/images": {
         parameters: {
             query?: never;
@@ -508,6 +528,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/images/{id}`. */
     "/images/{id}": {
         parameters: {
             query?: never;
@@ -536,6 +557,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/images/{id}/actions`. */
     "/images/{id}/actions": {
         parameters: {
             query?: never;
@@ -556,6 +578,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/images/{id}/actions/{action_id}`. */
     "/images/{id}/actions/{action_id}": {
         parameters: {
             query?: never;
@@ -576,6 +599,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/images/{id}/actions/change_protection`. */
     "/images/{id}/actions/change_protection": {
         parameters: {
             query?: never;
@@ -596,6 +620,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/images/actions`. */
     "/images/actions": {
         parameters: {
             query?: never;
@@ -616,6 +641,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/images/actions/{id}`. */
     "/images/actions/{id}": {
         parameters: {
             query?: never;
@@ -636,6 +662,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancer_types`. */
     "/load_balancer_types": {
         parameters: {
             query?: never;
@@ -656,6 +683,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancer_types/{id}`. */
     "/load_balancer_types/{id}": {
         parameters: {
             query?: never;
@@ -676,6 +704,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers`. */
     "/load_balancers": {
         parameters: {
             query?: never;
@@ -713,6 +742,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}`. */
     "/load_balancers/{id}": {
         parameters: {
             query?: never;
@@ -743,6 +773,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions`. */
     "/load_balancers/{id}/actions": {
         parameters: {
             query?: never;
@@ -763,6 +794,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/{action_id}`. */
     "/load_balancers/{id}/actions/{action_id}": {
         parameters: {
             query?: never;
@@ -783,6 +815,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/add_service`. */
     "/load_balancers/{id}/actions/add_service": {
         parameters: {
             query?: never;
@@ -809,6 +842,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/add_target`. */
     "/load_balancers/{id}/actions/add_target": {
         parameters: {
             query?: never;
@@ -842,6 +876,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/attach_to_network`. */
     "/load_balancers/{id}/actions/attach_to_network": {
         parameters: {
             query?: never;
@@ -870,6 +905,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/change_algorithm`. */
     "/load_balancers/{id}/actions/change_algorithm": {
         parameters: {
             query?: never;
@@ -890,6 +926,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/change_dns_ptr`. */
     "/load_balancers/{id}/actions/change_dns_ptr": {
         parameters: {
             query?: never;
@@ -912,6 +949,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/change_protection`. */
     "/load_balancers/{id}/actions/change_protection": {
         parameters: {
             query?: never;
@@ -932,6 +970,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/change_type`. */
     "/load_balancers/{id}/actions/change_type": {
         parameters: {
             query?: never;
@@ -958,6 +997,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/delete_service`. */
     "/load_balancers/{id}/actions/delete_service": {
         parameters: {
             query?: never;
@@ -978,6 +1018,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/detach_from_network`. */
     "/load_balancers/{id}/actions/detach_from_network": {
         parameters: {
             query?: never;
@@ -998,6 +1039,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/disable_public_interface`. */
     "/load_balancers/{id}/actions/disable_public_interface": {
         parameters: {
             query?: never;
@@ -1025,6 +1067,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/enable_public_interface`. */
     "/load_balancers/{id}/actions/enable_public_interface": {
         parameters: {
             query?: never;
@@ -1045,6 +1088,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/remove_target`. */
     "/load_balancers/{id}/actions/remove_target": {
         parameters: {
             query?: never;
@@ -1065,6 +1109,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/{id}/actions/update_service`. */
     "/load_balancers/{id}/actions/update_service": {
         parameters: {
             query?: never;
@@ -1091,6 +1136,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/actions`. */
     "/load_balancers/actions": {
         parameters: {
             query?: never;
@@ -1111,6 +1157,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/load_balancers/actions/{id}`. */
     "/load_balancers/actions/{id}": {
         parameters: {
             query?: never;
@@ -1131,6 +1178,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/locations`. */
     "/locations": {
         parameters: {
             query?: never;
@@ -1153,6 +1201,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/locations/{id}`. */
     "/locations/{id}": {
         parameters: {
             query?: never;
@@ -1173,6 +1222,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks`. */
     "/networks": {
         parameters: {
             query?: never;
@@ -1205,6 +1255,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/{id}`. */
     "/networks/{id}": {
         parameters: {
             query?: never;
@@ -1237,6 +1288,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/{id}/actions`. */
     "/networks/{id}/actions": {
         parameters: {
             query?: never;
@@ -1259,6 +1311,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/{id}/actions/{action_id}`. */
     "/networks/{id}/actions/{action_id}": {
         parameters: {
             query?: never;
@@ -1279,6 +1332,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/{id}/actions/add_route`. */
     "/networks/{id}/actions/add_route": {
         parameters: {
             query?: never;
@@ -1301,6 +1355,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/{id}/actions/add_subnet`. */
     "/networks/{id}/actions/add_subnet": {
         parameters: {
             query?: never;
@@ -1325,6 +1380,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/{id}/actions/change_protection`. */
     "/networks/{id}/actions/change_protection": {
         parameters: {
             query?: never;
@@ -1347,6 +1403,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/{id}/actions/delete_route`. */
     "/networks/{id}/actions/delete_route": {
         parameters: {
             query?: never;
@@ -1369,6 +1426,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/actions`. */
     "/networks/actions": {
         parameters: {
             query?: never;
@@ -1391,6 +1449,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/networks/actions/{id}`. */
     "/networks/actions/{id}": {
         parameters: {
             query?: never;
@@ -1411,6 +1470,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/pricing`. */
     "/pricing": {
         parameters: {
             query?: never;
@@ -1433,6 +1493,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips`. */
     "/primary_ips": {
         parameters: {
             query?: never;
@@ -1475,6 +1536,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/{id}`. */
     "/primary_ips/{id}": {
         parameters: {
             query?: never;
@@ -1514,6 +1576,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/{id}/actions`. */
     "/primary_ips/{id}/actions": {
         parameters: {
             query?: never;
@@ -1536,6 +1599,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/{id}/actions/{action_id}`. */
     "/primary_ips/{id}/actions/{action_id}": {
         parameters: {
             query?: never;
@@ -1556,6 +1620,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/{id}/actions/assign`. */
     "/primary_ips/{id}/actions/assign": {
         parameters: {
             query?: never;
@@ -1589,6 +1654,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/{id}/actions/change_dns_ptr`. */
     "/primary_ips/{id}/actions/change_dns_ptr": {
         parameters: {
             query?: never;
@@ -1611,6 +1677,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/{id}/actions/change_protection`. */
     "/primary_ips/{id}/actions/change_protection": {
         parameters: {
             query?: never;
@@ -1633,6 +1700,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/{id}/actions/unassign`. */
     "/primary_ips/{id}/actions/unassign": {
         parameters: {
             query?: never;
@@ -1664,6 +1732,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/actions`. */
     "/primary_ips/actions": {
         parameters: {
             query?: never;
@@ -1686,6 +1755,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/primary_ips/actions/{id}`. */
     "/primary_ips/actions/{id}": {
         parameters: {
             query?: never;
@@ -1706,6 +1776,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/server_types`. */
     "/server_types": {
         parameters: {
             query?: never;
@@ -1726,6 +1797,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/server_types/{id}`. */
     "/server_types/{id}": {
         parameters: {
             query?: never;
@@ -1746,6 +1818,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers`. */
     "/servers": {
         parameters: {
             query?: never;
@@ -1779,6 +1852,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}`. */
     "/servers/{id}": {
         parameters: {
             query?: never;
@@ -1813,6 +1887,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions`. */
     "/servers/{id}/actions": {
         parameters: {
             query?: never;
@@ -1833,6 +1908,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/{action_id}`. */
     "/servers/{id}/actions/{action_id}": {
         parameters: {
             query?: never;
@@ -1853,6 +1929,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/attach_to_network`. */
     "/servers/{id}/actions/attach_to_network": {
         parameters: {
             query?: never;
@@ -1886,6 +1963,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/change_alias_ips`. */
     "/servers/{id}/actions/change_alias_ips": {
         parameters: {
             query?: never;
@@ -1906,6 +1984,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/change_dns_ptr`. */
     "/servers/{id}/actions/change_dns_ptr": {
         parameters: {
             query?: never;
@@ -1928,6 +2007,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/change_protection`. */
     "/servers/{id}/actions/change_protection": {
         parameters: {
             query?: never;
@@ -1948,6 +2028,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/change_type`. */
     "/servers/{id}/actions/change_type": {
         parameters: {
             query?: never;
@@ -1983,6 +2064,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/detach_from_network`. */
     "/servers/{id}/actions/detach_from_network": {
         parameters: {
             query?: never;
@@ -2003,6 +2085,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/poweroff`. */
     "/servers/{id}/actions/poweroff": {
         parameters: {
             query?: never;
@@ -2023,6 +2106,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/poweron`. */
     "/servers/{id}/actions/poweron": {
         parameters: {
             query?: never;
@@ -2043,6 +2127,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/reboot`. */
     "/servers/{id}/actions/reboot": {
         parameters: {
             query?: never;
@@ -2063,6 +2148,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/reset`. */
     "/servers/{id}/actions/reset": {
         parameters: {
             query?: never;
@@ -2083,6 +2169,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/{id}/actions/shutdown`. */
     "/servers/{id}/actions/shutdown": {
         parameters: {
             query?: never;
@@ -2106,6 +2193,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/actions`. */
     "/servers/actions": {
         parameters: {
             query?: never;
@@ -2126,6 +2214,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/servers/actions/{id}`. */
     "/servers/actions/{id}": {
         parameters: {
             query?: never;
@@ -2146,6 +2235,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/ssh_keys`. */
     "/ssh_keys": {
         parameters: {
             query?: never;
@@ -2170,6 +2260,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    /** `/ssh_keys/{id}`. */
     "/ssh_keys/{id}": {
         parameters: {
             query?: never;
@@ -2199,8 +2290,11 @@ export interface paths {
         trace?: never;
     };
 }
+/** The spec's webhooks (none). */
 export type webhooks = Record<string, never>;
+/** The spec's reusable parts: schemas, responses, parameters. */
 export interface components {
+    /** The spec's schemas. */
     schemas: {
         /**
          * Action
@@ -5651,14 +5745,22 @@ export interface components {
             action: components["schemas"]["action"];
         };
     };
+    /** The spec's responses. */
     responses: never;
+    /** The spec's parameters. */
     parameters: never;
+    /** The spec's requestBodies. */
     requestBodies: never;
+    /** The spec's headers. */
     headers: never;
+    /** The spec's pathItems. */
     pathItems: never;
 }
+/** The spec's definitions (none). */
 export type $defs = Record<string, never>;
+/** Each operation's parameters, request body and responses, by operation ID. */
 export interface operations {
+    /** Operation `get_multiple_actions`. */
     get_multiple_actions: {
         parameters: {
             query: {
@@ -5703,6 +5805,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action`. */
     get_action: {
         parameters: {
             query?: never;
@@ -5744,6 +5847,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_certificates`. */
     list_certificates: {
         parameters: {
             query?: {
@@ -5807,6 +5911,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `create_certificate`. */
     create_certificate: {
         parameters: {
             query?: never;
@@ -5849,6 +5954,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_certificate`. */
     get_certificate: {
         parameters: {
             query?: never;
@@ -5890,6 +5996,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_certificate`. */
     replace_certificate: {
         parameters: {
             query?: never;
@@ -5935,6 +6042,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_certificate`. */
     delete_certificate: {
         parameters: {
             query?: never;
@@ -5974,6 +6082,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_actions_for_certificate`. */
     list_actions_for_certificate: {
         parameters: {
             query?: {
@@ -6030,6 +6139,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action_for_certificate`. */
     get_action_for_certificate: {
         parameters: {
             query?: never;
@@ -6073,6 +6183,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_certificate_actions`. */
     list_certificate_actions: {
         parameters: {
             query?: {
@@ -6131,6 +6242,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_certificate_action`. */
     get_certificate_action: {
         parameters: {
             query?: never;
@@ -6172,6 +6284,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_data_centers`. */
     list_data_centers: {
         parameters: {
             query?: {
@@ -6225,6 +6338,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_data_center`. */
     get_data_center: {
         parameters: {
             query?: never;
@@ -6266,6 +6380,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_firewalls`. */
     list_firewalls: {
         parameters: {
             query?: {
@@ -6324,6 +6439,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `create_firewall`. */
     create_firewall: {
         parameters: {
             query?: never;
@@ -6366,6 +6482,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_firewall`. */
     get_firewall: {
         parameters: {
             query?: never;
@@ -6407,6 +6524,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_firewall`. */
     replace_firewall: {
         parameters: {
             query?: never;
@@ -6452,6 +6570,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_firewall`. */
     delete_firewall: {
         parameters: {
             query?: never;
@@ -6491,6 +6610,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_actions_for_firewall`. */
     list_actions_for_firewall: {
         parameters: {
             query?: {
@@ -6547,6 +6667,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action_for_firewall`. */
     get_action_for_firewall: {
         parameters: {
             query?: never;
@@ -6590,6 +6711,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `apply_to_resources`. */
     apply_to_resources: {
         parameters: {
             query?: never;
@@ -6635,6 +6757,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `remove_from_resources`. */
     remove_from_resources: {
         parameters: {
             query?: never;
@@ -6680,6 +6803,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `set_rules`. */
     set_rules: {
         parameters: {
             query?: never;
@@ -6725,6 +6849,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_firewall_actions`. */
     list_firewall_actions: {
         parameters: {
             query?: {
@@ -6783,6 +6908,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_firewall_action`. */
     get_firewall_action: {
         parameters: {
             query?: never;
@@ -6824,6 +6950,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_images`. */
     list_images: {
         parameters: {
             query?: {
@@ -6901,6 +7028,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_image`. */
     get_image: {
         parameters: {
             query?: never;
@@ -6942,6 +7070,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_image`. */
     replace_image: {
         parameters: {
             query?: never;
@@ -6987,6 +7116,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_image`. */
     delete_image: {
         parameters: {
             query?: never;
@@ -7026,6 +7156,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_actions_for_image`. */
     list_actions_for_image: {
         parameters: {
             query?: {
@@ -7082,6 +7213,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action_for_image`. */
     get_action_for_image: {
         parameters: {
             query?: never;
@@ -7125,6 +7257,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_image_protection`. */
     change_image_protection: {
         parameters: {
             query?: never;
@@ -7170,6 +7303,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_image_actions`. */
     list_image_actions: {
         parameters: {
             query?: {
@@ -7228,6 +7362,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_image_action`. */
     get_image_action: {
         parameters: {
             query?: never;
@@ -7269,6 +7404,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_load_balancer_types`. */
     list_load_balancer_types: {
         parameters: {
             query?: {
@@ -7317,6 +7453,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_load_balancer_type`. */
     get_load_balancer_type: {
         parameters: {
             query?: never;
@@ -7358,6 +7495,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_load_balancers`. */
     list_load_balancers: {
         parameters: {
             query?: {
@@ -7416,6 +7554,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `create_load_balancer`. */
     create_load_balancer: {
         parameters: {
             query?: never;
@@ -7458,6 +7597,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_load_balancer`. */
     get_load_balancer: {
         parameters: {
             query?: never;
@@ -7499,6 +7639,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_load_balancer`. */
     replace_load_balancer: {
         parameters: {
             query?: never;
@@ -7544,6 +7685,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_load_balancer`. */
     delete_load_balancer: {
         parameters: {
             query?: never;
@@ -7583,6 +7725,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_actions_for_load_balancer`. */
     list_actions_for_load_balancer: {
         parameters: {
             query?: {
@@ -7639,6 +7782,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action_for_load_balancer`. */
     get_action_for_load_balancer: {
         parameters: {
             query?: never;
@@ -7682,6 +7826,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `add_service`. */
     add_service: {
         parameters: {
             query?: never;
@@ -7727,6 +7872,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `add_target`. */
     add_target: {
         parameters: {
             query?: never;
@@ -7772,6 +7918,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `attach_load_balancer_to_network`. */
     attach_load_balancer_to_network: {
         parameters: {
             query?: never;
@@ -7817,6 +7964,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_algorithm`. */
     change_algorithm: {
         parameters: {
             query?: never;
@@ -7862,6 +8010,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_reverse_dns_entry_for_this_load_balancer`. */
     change_reverse_dns_entry_for_this_load_balancer: {
         parameters: {
             query?: never;
@@ -7908,6 +8057,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_load_balancer_protection`. */
     change_load_balancer_protection: {
         parameters: {
             query?: never;
@@ -7953,6 +8103,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_type_of_load_balancer`. */
     change_type_of_load_balancer: {
         parameters: {
             query?: never;
@@ -7998,6 +8149,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_service`. */
     delete_service: {
         parameters: {
             query?: never;
@@ -8043,6 +8195,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `detach_load_balancer_from_network`. */
     detach_load_balancer_from_network: {
         parameters: {
             query?: never;
@@ -8088,6 +8241,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `disable_public_interface_of_load_balancer`. */
     disable_public_interface_of_load_balancer: {
         parameters: {
             query?: never;
@@ -8129,6 +8283,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `enable_public_interface_of_load_balancer`. */
     enable_public_interface_of_load_balancer: {
         parameters: {
             query?: never;
@@ -8170,6 +8325,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `remove_target`. */
     remove_target: {
         parameters: {
             query?: never;
@@ -8215,6 +8371,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `update_service`. */
     update_service: {
         parameters: {
             query?: never;
@@ -8260,6 +8417,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_load_balancer_actions`. */
     list_load_balancer_actions: {
         parameters: {
             query?: {
@@ -8318,6 +8476,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_load_balancer_action`. */
     get_load_balancer_action: {
         parameters: {
             query?: never;
@@ -8359,6 +8518,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_locations`. */
     list_locations: {
         parameters: {
             query?: {
@@ -8412,6 +8572,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_location`. */
     get_location: {
         parameters: {
             query?: never;
@@ -8453,6 +8614,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_networks`. */
     list_networks: {
         parameters: {
             query?: {
@@ -8511,6 +8673,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `create_network`. */
     create_network: {
         parameters: {
             query?: never;
@@ -8553,6 +8716,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_network`. */
     get_network: {
         parameters: {
             query?: never;
@@ -8594,6 +8758,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_network`. */
     replace_network: {
         parameters: {
             query?: never;
@@ -8639,6 +8804,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_network`. */
     delete_network: {
         parameters: {
             query?: never;
@@ -8678,6 +8844,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_actions_for_network`. */
     list_actions_for_network: {
         parameters: {
             query?: {
@@ -8734,6 +8901,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action_for_network`. */
     get_action_for_network: {
         parameters: {
             query?: never;
@@ -8777,6 +8945,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `add_route_to_network`. */
     add_route_to_network: {
         parameters: {
             query?: never;
@@ -8822,6 +8991,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `add_subnet_to_network`. */
     add_subnet_to_network: {
         parameters: {
             query?: never;
@@ -8867,6 +9037,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_network_protection`. */
     change_network_protection: {
         parameters: {
             query?: never;
@@ -8912,6 +9083,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_route_from_network`. */
     delete_route_from_network: {
         parameters: {
             query?: never;
@@ -8957,6 +9129,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_network_actions`. */
     list_network_actions: {
         parameters: {
             query?: {
@@ -9015,6 +9188,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_network_action`. */
     get_network_action: {
         parameters: {
             query?: never;
@@ -9056,6 +9230,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_prices`. */
     list_prices: {
         parameters: {
             query?: never;
@@ -9094,6 +9269,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_primary_ips`. */
     list_primary_ips: {
         parameters: {
             query?: {
@@ -9157,6 +9333,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `create_primary_ip`. */
     create_primary_ip: {
         parameters: {
             query?: never;
@@ -9204,6 +9381,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_primary_ip`. */
     get_primary_ip: {
         parameters: {
             query?: never;
@@ -9245,6 +9423,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_primary_ip`. */
     replace_primary_ip: {
         parameters: {
             query?: never;
@@ -9290,6 +9469,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_primary_ip`. */
     delete_primary_ip: {
         parameters: {
             query?: never;
@@ -9329,6 +9509,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_actions_for_primary_ip`. */
     list_actions_for_primary_ip: {
         parameters: {
             query?: {
@@ -9385,6 +9566,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action_for_primary_ip`. */
     get_action_for_primary_ip: {
         parameters: {
             query?: never;
@@ -9428,6 +9610,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `assign_primary_ip_to_resource`. */
     assign_primary_ip_to_resource: {
         parameters: {
             query?: never;
@@ -9473,6 +9656,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_reverse_dns_records_for_primary_ip`. */
     change_reverse_dns_records_for_primary_ip: {
         parameters: {
             query?: never;
@@ -9525,6 +9709,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_primary_ip_protection`. */
     change_primary_ip_protection: {
         parameters: {
             query?: never;
@@ -9570,6 +9755,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `unassign_primary_ip_from_resource`. */
     unassign_primary_ip_from_resource: {
         parameters: {
             query?: never;
@@ -9611,6 +9797,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_primary_ip_actions`. */
     list_primary_ip_actions: {
         parameters: {
             query?: {
@@ -9669,6 +9856,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_primary_ip_action`. */
     get_primary_ip_action: {
         parameters: {
             query?: never;
@@ -9710,6 +9898,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_server_types`. */
     list_server_types: {
         parameters: {
             query?: {
@@ -9758,6 +9947,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_server_type`. */
     get_server_type: {
         parameters: {
             query?: never;
@@ -9799,6 +9989,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_servers`. */
     list_servers: {
         parameters: {
             query?: {
@@ -9864,6 +10055,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `create_server`. */
     create_server: {
         parameters: {
             query?: never;
@@ -9921,6 +10113,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_server`. */
     get_server: {
         parameters: {
             query?: never;
@@ -9962,6 +10155,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_server`. */
     replace_server: {
         parameters: {
             query?: never;
@@ -10007,6 +10201,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_server`. */
     delete_server: {
         parameters: {
             query?: never;
@@ -10048,6 +10243,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_actions_for_server`. */
     list_actions_for_server: {
         parameters: {
             query?: {
@@ -10104,6 +10300,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_action_for_server`. */
     get_action_for_server: {
         parameters: {
             query?: never;
@@ -10147,6 +10344,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `attach_server_to_network`. */
     attach_server_to_network: {
         parameters: {
             query?: never;
@@ -10192,6 +10390,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_alias_ips_of_network`. */
     change_alias_ips_of_network: {
         parameters: {
             query?: never;
@@ -10237,6 +10436,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_reverse_dns_entry_for_this_server`. */
     change_reverse_dns_entry_for_this_server: {
         parameters: {
             query?: never;
@@ -10283,6 +10483,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_server_protection`. */
     change_server_protection: {
         parameters: {
             query?: never;
@@ -10328,6 +10529,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `change_type_of_server`. */
     change_type_of_server: {
         parameters: {
             query?: never;
@@ -10373,6 +10575,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `detach_server_from_network`. */
     detach_server_from_network: {
         parameters: {
             query?: never;
@@ -10418,6 +10621,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `power_off_server`. */
     power_off_server: {
         parameters: {
             query?: never;
@@ -10459,6 +10663,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `power_on_server`. */
     power_on_server: {
         parameters: {
             query?: never;
@@ -10500,6 +10705,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `soft_reboot_server`. */
     soft_reboot_server: {
         parameters: {
             query?: never;
@@ -10541,6 +10747,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `reset_server`. */
     reset_server: {
         parameters: {
             query?: never;
@@ -10582,6 +10789,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `shutdown_server`. */
     shutdown_server: {
         parameters: {
             query?: never;
@@ -10623,6 +10831,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_server_actions`. */
     list_server_actions: {
         parameters: {
             query?: {
@@ -10681,6 +10890,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_server_action`. */
     get_server_action: {
         parameters: {
             query?: never;
@@ -10722,6 +10932,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `list_ssh_keys`. */
     list_ssh_keys: {
         parameters: {
             query?: {
@@ -10782,6 +10993,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `create_ssh_key`. */
     create_ssh_key: {
         parameters: {
             query?: never;
@@ -10824,6 +11036,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `get_ssh_key`. */
     get_ssh_key: {
         parameters: {
             query?: never;
@@ -10865,6 +11078,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `replace_ssh_key`. */
     replace_ssh_key: {
         parameters: {
             query?: never;
@@ -10910,6 +11124,7 @@ export interface operations {
             };
         };
     };
+    /** Operation `delete_ssh_key`. */
     delete_ssh_key: {
         parameters: {
             query?: never;

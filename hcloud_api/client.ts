@@ -18,9 +18,12 @@ export type Schemas = components["schemas"];
 export const MAX_PAGES = 400;
 
 /** What every openapi-fetch call resolves to. */
-interface FetchResult<T> {
+export interface FetchResult<T> {
+  /** The answer's body, when it succeeded. */
   data?: T;
+  /** The answer's body, when it failed. */
   error?: unknown;
+  /** The HTTP response. */
   response: Response;
 }
 
@@ -32,9 +35,11 @@ export interface HcloudClientOptions extends TransportOptions {
 
 /** The client. `api` is the raw typed client; `call` unwraps its results. */
 export class HcloudClient {
+  /** The typed client (openapi-fetch) over the transport. */
   readonly api: Client<paths>;
   readonly #transport;
 
+  /** A client for `options.endpoint` over a transport made from `options`. */
   constructor(options: HcloudClientOptions) {
     this.#transport = createTransport(options);
     this.api = createClient<paths>({ baseUrl: options.endpoint, fetch: this.#transport.send });

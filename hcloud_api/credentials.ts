@@ -64,6 +64,7 @@ export class Credentials {
   verifier?: TokenVerifier;
   readonly #listeners: (() => void)[] = [];
 
+  /** Credentials starting from `options.token` (and following `options.file`, when given). */
   constructor(options: CredentialsOptions) {
     this.#token = options.token;
     this.#used.push(options.token);

@@ -8,7 +8,13 @@
  * @module
  */
 export type { components, operations, paths } from "./api_types.ts";
-export { HcloudClient, type HcloudClientOptions, MAX_PAGES, type Schemas } from "./client.ts";
+export {
+  type FetchResult,
+  HcloudClient,
+  type HcloudClientOptions,
+  MAX_PAGES,
+  type Schemas,
+} from "./client.ts";
 export {
   createTransport,
   ENDPOINT_HEADER,
@@ -24,6 +30,10 @@ export {
   tokenFormatProblem,
   type TokenVerifier,
 } from "./credentials.ts";
-export { ActionWaiter } from "./action_waiter.ts";
+export { type ActionLike, ActionWaiter } from "./action_waiter.ts";
+/** The metrics registry the transport counts into, and its instruments (`lib/metrics.ts`). */
+export type { Counter, Gauge, Histogram, Labels, Metric, Registry } from "../lib/metrics.ts";
+/** The typed client's types (openapi-fetch), which `HcloudClient.api` and `call` expose. */
+export type { Client } from "openapi-fetch";
 export { type NetworkInfo, type ServerInfo, toNetworkInfo, toServerInfo } from "./shapes.ts";
 export { CloudApiError } from "./errors.ts";

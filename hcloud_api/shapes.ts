@@ -9,16 +9,25 @@ import { CloudApiError } from "./errors.ts";
 
 /** What the provider needs of a server. */
 export interface ServerInfo {
+  /** The server's ID (`hcloud://<id>` on its Node). */
   id: number;
+  /** Its name (what Nodes are matched by, as the official CCM does). */
   name: string;
+  /** `running`, `off`, `initializing`, …, as the API says. */
   status: string;
+  /** The server type's name (`cx22`): the Node's instance type. */
   serverType: string;
+  /** The location's name (`fsn1`): the Node's zone. */
   location: string;
+  /** The location's network zone (`eu-central`): the Node's region. */
   networkZone: string;
+  /** The public IPv4 address, if it has one. */
   ipv4?: string;
   /** The IPv6 network, e.g. `2001:db8::/64`. */
   ipv6Net?: string;
+  /** Its addresses in private networks, by network ID. */
   privateNets: { network: number; ip: string }[];
+  /** Its labels in the cloud. */
   labels: Record<string, string>;
   /** IDs of the Primary IPs on the public interface (to follow their assign/unassign actions). */
   primaryIpIds: number[];
@@ -26,9 +35,13 @@ export interface ServerInfo {
 
 /** What the provider needs of a network. */
 export interface NetworkInfo {
+  /** The network's ID. */
   id: number;
+  /** Its name (what `HCLOUD_NETWORK` may name). */
   name: string;
+  /** Its whole range (`10.0.0.0/8`). */
   ipRange: string;
+  /** Its routes: a destination range through a gateway address. */
   routes: { destination: string; gateway: string }[];
 }
 

@@ -22,7 +22,9 @@ export const ENDPOINT_HEADER = "x-deno-ccm-endpoint";
 
 /** The API's rate-limit state as last reported. */
 export interface RateLimitState {
+  /** Requests the bucket holds when full (`RateLimit-Limit`). */
   limit: number;
+  /** Requests left in it (`RateLimit-Remaining`). */
   remaining: number;
   /** Unix seconds when the bucket is full again. */
   reset: number;
@@ -34,6 +36,7 @@ export interface RateLimitState {
 export interface TransportOptions {
   /** The token, or credentials that may change (a rotated token file) and hear the API's verdict. */
   token: string | Credentials;
+  /** `User-Agent` of every request. */
   userAgent?: string;
   /** Per attempt, default 15 s (the official CCM's). */
   timeoutMs?: number;
@@ -41,6 +44,7 @@ export interface TransportOptions {
   maxRetries?: number;
   /** Backoff base (default 1 s, doubling, capped at 30 s, with jitter). */
   retryBaseMs?: number;
+  /** Where requests, their latency and the rate-limit state are counted. */
   metrics?: Registry;
   /** The fetch to send with (default: global fetch). */
   fetch?: HcloudTransport;
@@ -54,7 +58,9 @@ export interface TransportOptions {
 
 /** A transport plus the rate-limit state it observed. */
 export interface InstrumentedTransport {
+  /** Sends one request (with retries, the budget and the fence applied). */
   send: HcloudTransport;
+  /** What the API last said of the rate limit (undefined before the first answer). */
   rateLimit: RateLimitState | undefined;
 }
 

@@ -5,10 +5,14 @@
  * @module
  */
 
-type Labels = Record<string, string>;
+/** A series' labels, name to value. */
+export type Labels = Record<string, string>;
 
-interface Metric {
+/** What the registry renders: one metric family. */
+export interface Metric {
+  /** The family's name (`cloud_controller_manager_operations_total`). */
   readonly name: string;
+  /** The family in the Prometheus text format. */
   render(): string;
 }
 
@@ -32,6 +36,7 @@ function sample(name: string, key: string, value: number): string {
 /** A monotonically increasing count per label set. */
 export class Counter implements Metric {
   #values = new Map<string, number>();
+  /** A family `name` described by `help`. */
   constructor(readonly name: string, readonly help: string) {}
   /** Adds `by` (default 1) to the series with these labels. */
   inc(labels: Labels = {}, by = 1): void {
@@ -48,6 +53,7 @@ export class Counter implements Metric {
     for (const v of this.#values.values()) sum += v;
     return sum;
   }
+  /** See {@link Metric.render}. */
   render(): string {
     let out = header(this.name, this.help, "counter");
     for (const [key, value] of this.#values) out += sample(this.name, key, value);
@@ -58,6 +64,7 @@ export class Counter implements Metric {
 /** A value that goes up and down per label set. */
 export class Gauge implements Metric {
   #values = new Map<string, number>();
+  /** A family `name` described by `help`. */
   constructor(readonly name: string, readonly help: string) {}
   /** Sets the series with these labels. */
   set(labels: Labels, value: number): void {
@@ -76,6 +83,7 @@ export class Gauge implements Metric {
   clear(): void {
     this.#values.clear();
   }
+  /** See {@link Metric.render}. */
   render(): string {
     let out = header(this.name, this.help, "gauge");
     for (const [key, value] of this.#values) out += sample(this.name, key, value);
@@ -89,6 +97,7 @@ export const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 /** Observations counted into cumulative buckets per label set. */
 export class Histogram implements Metric {
   #series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  /** A family `name` described by `help`, with these bucket bounds (seconds). */
   constructor(readonly name: string, readonly help: string, readonly buckets: number[] = DEFAULT_BUCKETS) {}
   /** Records one observation. */
   observe(labels: Labels, value: number): void {
@@ -103,6 +112,7 @@ export class Histogram implements Metric {
   count(labels: Labels = {}): number {
     return this.#series.get(labelKey(labels))?.count ?? 0;
   }
+  /** See {@link Metric.render}. */
   render(): string {
     let out = header(this.name, this.help, "histogram");
     for (const [key, s] of this.#series) {
@@ -139,6 +149,7 @@ export class Registry {
     return this.#register(name, () => new Histogram(name, help, buckets), Histogram);
   }
   /** The Prometheus text exposition of every metric. */
+  /** See {@link Metric.render}. */
   render(): string {
     for (const refresh of this.#collectors) refresh();
     return [...this.#metrics.values()].map((m) => m.render()).join("");

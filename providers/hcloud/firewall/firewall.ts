@@ -52,6 +52,7 @@ export class HcloudFirewall {
   /** What the last sync's list found, for a recheck that knows the balancers did not change. */
   #openings?: { clusterId: string; openings: Opening[] };
 
+  /** The firewall named `name`, kept for the cluster whose identity `clusterId` gives once known. */
   constructor(client: HcloudClient, name: string, clusterId: () => string | undefined) {
     this.#client = client;
     this.#name = name;

@@ -15,13 +15,17 @@ export type RobotTransport = (request: Request) => Promise<Response>;
 
 /** A dedicated server as the CCM uses it. */
 export interface RobotServerInfo {
+  /** The server's number (`hrobot://<number>` on its Node). */
   number: number;
+  /** Its name in Robot (what its Node is matched by). */
   name: string;
   /** Main IPv4, when the server has one. */
   ipv4?: string;
   /** The /64 without its length (`2a01:4f8:1:2::`), when the server has IPv6. */
   ipv6Net?: string;
+  /** Its product (`AX41-NVMe`): the Node's instance type. */
   product: string;
+  /** Its data center (`FSN1-DC14`): the Node's zone and region come from it. */
   dc: string;
 }
 
@@ -46,6 +50,7 @@ export class RobotClient {
   #quietUntil = 0;
   #problem?: string;
 
+  /** A client for `options.endpoint` with `options`' credentials. */
   constructor(options: RobotClientOptions) {
     this.#options = options;
     this.#auth = `Basic ${btoa(`${options.user}:${options.password}`)}`;

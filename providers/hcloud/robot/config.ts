@@ -20,10 +20,13 @@ export const DEFAULT_ROBOT_ENDPOINT = "https://robot-ws.your-server.de";
 
 /** What the provider needs to reach Robot. */
 export interface RobotConfig {
+  /** `ROBOT_ENABLED`: Robot servers are Nodes of this cluster. */
   enabled: boolean;
   /** Both or neither: without them Robot Nodes can only be targeted by their InternalIP. */
   user?: string;
+  /** `ROBOT_PASSWORD` (or the Syself mount's), with `user`. */
   password?: string;
+  /** `ROBOT_ENDPOINT` (default the Robot webservice). */
   endpoint: string;
   /** `ROBOT_CACHE_TIMEOUT` (default 5m): how long one server list serves every lookup. */
   cacheTimeoutMs: number;
@@ -114,7 +117,11 @@ export const SYSELF_SETTING = (name: "HCLOUD_TOKEN" | "ROBOT_USER" | "ROBOT_PASS
   `${name} (unset, so read from the Syself chart's Secret mount)`;
 
 /** The Syself Secret's key for each credential. */
-const SYSELF_KEYS = { ROBOT_USER: "robot-user", ROBOT_PASSWORD: "robot-password", HCLOUD_TOKEN: "hcloud" };
+export const SYSELF_KEYS = {
+  ROBOT_USER: "robot-user",
+  ROBOT_PASSWORD: "robot-password",
+  HCLOUD_TOKEN: "hcloud",
+};
 
 /**
  * `<dir>/<key>` when it exists (the Syself chart's mounted Secret), else undefined: used only where no

@@ -10,8 +10,11 @@ import type { RobotClient, RobotServerInfo } from "./client.ts";
 
 /** A server list as of `at`. */
 export interface RobotSnapshot {
+  /** When the list was read (ms since epoch). */
   at: number;
+  /** The servers by number. */
   byNumber: Map<number, RobotServerInfo>;
+  /** The servers by name. */
   byName: Map<string, RobotServerInfo>;
 }
 
@@ -20,11 +23,13 @@ const CONFIRM_MIN_INTERVAL_MS = 60_000;
 
 /** See the module doc. */
 export class RobotServers {
+  /** The client the lists are read with. */
   readonly client: RobotClient;
   readonly #timeoutMs: number;
   #snapshot?: RobotSnapshot;
   #inFlight?: Promise<RobotSnapshot>;
 
+  /** One list (read with `client`) serves every lookup for `cacheTimeoutMs`. */
   constructor(client: RobotClient, cacheTimeoutMs: number) {
     this.client = client;
     this.#timeoutMs = cacheTimeoutMs;
