@@ -16,11 +16,13 @@ import type { DriftRecord } from "./inventory/mod.ts";
 import type { LbLookup } from "./lookup.ts";
 import { SHARED_STATE, type SharedBalancers } from "./sharing/mod.ts";
 import { tlsSecretNames } from "./spec/mod.ts";
+import type { ClusterFacts } from "./cluster_facts.ts";
 
 /** What the deletion works with. */
 export interface DeletionParts {
   client: HcloudClient;
-  clusterId(): string | undefined;
+  /** The cluster served. */
+  facts: ClusterFacts;
   shared: SharedBalancers;
   coManaged: CoManagedBalancers;
   certificates: LbCertificates;
@@ -35,14 +37,13 @@ export async function deleteServiceBalancer(
   service: Service,
   spec: LoadBalancerSpec,
 ): Promise<void | { annotations?: Record<string, null>; outcome?: string }> {
-  const clusterId = parts.clusterId();
   if (spec.share || service.metadata?.annotations?.[SHARED_STATE] !== undefined) {
-    const outcome = await parts.shared.release(service, clusterId);
+    const outcome = await parts.shared.release(service);
     const https = spec.protocol === "https" || [...spec.ports.values()].some((p) => p.protocol === "https");
     await deleteCertificates(parts, service, spec, https);
     return { annotations: { [SHARED_STATE]: null }, outcome };
   }
-  const released = await parts.coManaged.release(service, clusterId);
+  const released = await parts.coManaged.release(service);
   if (released || spec.attachTo) {
     await parts.certificates.deleteFor(service);
     // The balancer is its maker's: only what the Service added went.
@@ -80,5 +81,5 @@ async function deleteCertificates(
   if (spec.certificateType === "managed" || servedHttps) await parts.certificates.deleteFor(service);
   const namespace = service.metadata?.namespace ?? "default";
   const refs = tlsSecretNames(spec).map((name) => `${namespace}/${name}`);
-  if (refs.length) await parts.certificates.tls.sweep(parts.clusterId(), refs);
+  if (refs.length) await parts.certificates.tls.sweep(parts.facts.clusterId(), refs);
 }

@@ -45,6 +45,7 @@ import { ExternalObjectConsent } from "./consent.ts";
 import { TLS_SECRET_LABEL } from "../names.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 import { ServicePorts } from "./service_ports.ts";
+import { ClusterFacts } from "./cluster_facts.ts";
 import { refusalCompanions, typeUnconfigured } from "./ensure_warnings.ts";
 import { type EnsureState, OwnBalancers } from "./own_balancer.ts";
 
@@ -59,7 +60,8 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #certificates: LbCertificates;
   readonly #catalog: CatalogCache;
   readonly #labeler: ServerLabeler;
-  #clusterId?: string;
+  /** The cluster served, learnt once (useCluster) and handed to every collaborator at construction. */
+  readonly #facts = new ClusterFacts();
   readonly #lookup: LbLookup;
   readonly #robot: RobotTargetContext;
   readonly #targets: LbTargets;
@@ -77,8 +79,6 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #coManaged: CoManagedBalancers;
   /** Who may name objects made outside the CCM (consent.ts). */
   readonly #consent: ExternalObjectConsent;
-  /** Whether the cluster's Services are known (useCluster), to tell a live owner from a gone one. */
-  #servicesKnown = false;
   /** Balancers shared by the Services of a namespace (`load-balancer-share`). */
   readonly #shared: SharedBalancers;
   /** Label-selector targets: which Nodes a balancer takes, and the server labels they follow. */
@@ -104,19 +104,18 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#defaults = defaults;
     this.reader = new ServiceReader(defaults, () => ctx.network.id !== undefined);
     this.#consent = new ExternalObjectConsent(defaults.externalObjectsNamespaces);
-    this.#certificates = new LbCertificates(ctx.client, ctx.actions, this.#consent);
+    this.#certificates = new LbCertificates(ctx.client, ctx.actions, this.#facts, this.#consent);
     this.#catalog = new CatalogCache(ctx.client);
     this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
-    this.#lookup = new LbLookup(ctx.client, () => this.#clusterId, this.#consent);
-    this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#consent);
-    this.#shared = new SharedBalancers(ctx, this.#labeler, this.#catalog);
-    this.#ports = new ServicePorts(this.#certificates, () => this.#clusterId);
+    this.#lookup = new LbLookup(ctx.client, this.#facts, this.#consent);
+    this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#facts, this.#consent);
+    this.#shared = new SharedBalancers(ctx, this.#labeler, this.#catalog, this.#facts);
+    this.#ports = new ServicePorts(this.#certificates, this.#facts);
     this.#sharing = new SharingSync({
       catalog: this.#catalog,
       ports: this.#ports,
       shared: this.#shared,
       coManaged: this.#coManaged,
-      clusterId: () => this.#clusterId,
     });
     this.#own = new OwnBalancers({
       client: ctx.client,
@@ -129,13 +128,13 @@ export class HcloudLoadBalancers implements LoadBalancers {
       targets: this.#targets,
       robot: this.#robot,
       ports: this.#ports,
-      clusterId: () => this.#clusterId,
+      facts: this.#facts,
       asked: this.#asked,
       nodesSeen: (count: number) => this.#nodeCount = count,
     });
     this.#deletion = {
       client: ctx.client,
-      clusterId: () => this.#clusterId,
+      facts: this.#facts,
       shared: this.#shared,
       coManaged: this.#coManaged,
       certificates: this.#certificates,
@@ -144,9 +143,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     };
     this.inventory = new ClusterInventory({
       client: ctx.client,
-      clusterId: () => this.#clusterId,
-      // Without the cluster's Services (owners unknown) every owner is taken to be alive.
-      services: () => this.#servicesKnown ? this.#lookup.services : undefined,
+      facts: this.#facts,
       labeler: this.#labeler,
       shared: this.#shared,
       coManaged: this.#coManaged,
@@ -157,7 +154,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       tls: defaults.tlsSecrets ? this.#certificates.tls : undefined,
     });
     if (defaults.firewall) {
-      const firewall = new HcloudFirewall(ctx.client, defaults.firewall, () => this.#clusterId);
+      const firewall = new HcloudFirewall(ctx.client, defaults.firewall, () => this.#facts.clusterId());
       this.firewall = {
         sync: (signal, options) => withSignal(signal, () => firewall.sync(options?.balancersUnchanged)),
       };
@@ -174,7 +171,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     const { spec } = this.reader.read(service);
     if (spec.name) return spec.name;
     return spec.share
-      ? sharedName(service.metadata?.namespace ?? "default", spec.share, this.#clusterId ?? "")
+      ? sharedName(service.metadata?.namespace ?? "default", spec.share, this.#facts.clusterId() ?? "")
       : defaultLoadBalancerName(service);
   }
 
@@ -187,7 +184,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       const { spec } = this.reader.read(service);
       // A co-managed balancer carries no owner label: it is the one attach-to names.
       const lb = spec.share
-        ? await this.#shared.find(service, spec.share, this.#clusterId)
+        ? await this.#shared.find(service, spec.share)
         : spec.attachTo
         ? await findCoManaged(this.#client, spec.attachTo)
         : await this.#lookup.findByUid(service);
@@ -246,27 +243,14 @@ export class HcloudLoadBalancers implements LoadBalancers {
    * without it nothing is swept), its Services tell a live owner from a gone one.
    */
   useCluster(cluster: ClusterView): void {
-    this.#clusterId = cluster.clusterId;
-    this.#certificates.clusterId = cluster.clusterId;
-    const services = cluster.services?.bind(cluster);
-    if (!services) return; // owners unknown: every one is taken to be alive
-    this.#servicesKnown = true;
-    const all = () => [...services()];
-    const exists = (uid: string) => services().some((svc) => svc.metadata?.uid === uid);
-    this.#lookup.serviceExists = exists;
-    this.#certificates.serviceExists = exists;
-    this.#certificates.serviceName = (uid) => {
-      const found = services().find((svc) => svc.metadata?.uid === uid)?.metadata;
-      return found && `${found.namespace ?? "default"}/${found.name}`;
-    };
-    this.#coManaged.services = all;
-    this.#lookup.services = all;
+    this.#facts.learn(cluster);
   }
 
   /** Labels the eligible servers once for every label-selector load balancer. */
   async syncNodes(_cluster: string, nodes: Node[], signal?: AbortSignal): Promise<void> {
     return await withSignal(signal, async () => {
-      if (this.#clusterId) await this.#labeler.sync(this.#clusterId, nodes);
+      const clusterId = this.#facts.clusterId();
+      if (clusterId) await this.#labeler.sync(clusterId, nodes);
     });
   }
 

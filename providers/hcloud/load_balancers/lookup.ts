@@ -24,6 +24,7 @@ import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_
 import { ExternalObjectConsent } from "./consent.ts";
 import { sharedName } from "./sharing/mod.ts";
 import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION, SHARE_LABEL } from "../names.ts";
+import type { ClusterFacts } from "./cluster_facts.ts";
 
 /** A refusal that leaves the Service without a balancer of its own (the controller stops advertising). */
 function noBalancer(err: Error): Error {
@@ -34,14 +35,10 @@ type LB = Schemas["load_balancer"];
 
 /** See the module doc. */
 export class LbLookup {
-  /** Whether a Service UID exists in this cluster; until the controller says, every UID does (safe). */
-  serviceExists: (uid: string) => boolean = () => true;
-  /** The cluster's Services, for the rival-claim rule (until the controller says, none). */
-  services: () => Service[] = () => [];
-
+  /** `facts`: the cluster's identity and Services (unknown Services: every UID exists, none rivals). */
   constructor(
     private readonly client: HcloudClient,
-    private readonly clusterId: () => string | undefined,
+    private readonly facts: ClusterFacts,
     private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
   ) {}
 
@@ -69,7 +66,7 @@ export class LbLookup {
     if (own) return own;
     const found = await this.#findByName(name);
     const rival = () => {
-      const claim = rivalClaim(name, service, this.services(), this.clusterId());
+      const claim = rivalClaim(name, service, this.facts.services() ?? [], this.facts.clusterId());
       if (!claim) return;
       throw noBalancer(
         new TerminalError(
@@ -94,7 +91,7 @@ export class LbLookup {
         ),
       );
     };
-    const ours = this.clusterId();
+    const ours = this.facts.clusterId();
     if (otherCluster && ours && otherCluster !== ours) {
       refuse(`belongs to another cluster (${CLUSTER_ID_LABEL}=${otherCluster})`);
     }
@@ -106,7 +103,7 @@ export class LbLookup {
       );
     }
     if (owner) {
-      if (this.serviceExists(owner)) refuse(`belongs to another Service (UID ${owner})`);
+      if (this.facts.serviceExists(owner)) refuse(`belongs to another Service (UID ${owner})`);
       const other = madeForAnother(found.labels, service);
       if (other) {
         refuse(`was made for Service ${other}, which is gone; only a Service of that name takes it over`);

@@ -29,6 +29,7 @@ import { executeLbAction } from "./actions.ts";
 import type { ExternalObjectConsent } from "./consent.ts";
 import { identityLabels } from "./labels.ts";
 import type { ServicePorts } from "./service_ports.ts";
+import type { ClusterFacts } from "./cluster_facts.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -44,8 +45,8 @@ export interface OwnBalancerParts {
   targets: LbTargets;
   robot: RobotTargetContext;
   ports: ServicePorts;
-  /** The cluster's identity, once known (label-selector targets and owner labels need it). */
-  clusterId(): string | undefined;
+  /** The cluster served (label-selector targets and owner labels need its identity). */
+  facts: ClusterFacts;
   /** What the last successful sync asked of each balancer (by ID), for drift repair. */
   asked: Map<number, DriftRecord>;
   /** Eligible Nodes at the last sync: sizes the drift list's pages. */
@@ -70,7 +71,7 @@ export class OwnBalancers {
   async ensure(req: ServiceRequest, name: string, state: EnsureState): Promise<LoadBalancerResult> {
     const p = this.#p;
     const { service, spec, nodes, keep } = req;
-    const clusterId = p.clusterId();
+    const clusterId = p.facts.clusterId();
     // Label-selector targets need the cluster identity; without it, per-server targets stay safe.
     const identity = spec.nodeSelector ? undefined : clusterId;
     const selector = identity ? p.labeler.selector(identity) : undefined;
@@ -150,7 +151,7 @@ export class OwnBalancers {
     const { service, spec, nodes, keep } = req;
     // Label-selector targets follow the server labels that syncNodes maintains: nothing to do here
     // but say when the type cannot hold them all.
-    if (!spec.nodeSelector && p.clusterId()) {
+    if (!spec.nodeSelector && p.facts.clusterId()) {
       const warnings: ProviderWarning[] = [];
       const type = (await p.catalog.get()).loadBalancerTypes.get(spec.type ?? "lb11");
       warnTooManyTargets(desiredServerIds(nodes, spec, p.robot.enabled).ids.length, type, warnings);

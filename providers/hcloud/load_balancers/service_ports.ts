@@ -10,6 +10,7 @@ import { LbCertificates } from "./certificates/mod.ts";
 import { type DesiredService, desiredServices } from "./desired.ts";
 import type { ServiceRequest } from "./request.ts";
 import type { ProviderWarning } from "../../provider.ts";
+import type { ClusterFacts } from "./cluster_facts.ts";
 
 /** What a Service's ports come to: the services, the certificates they use, warnings. */
 export interface ServicePortsResult {
@@ -24,21 +25,21 @@ export interface ServicePortsResult {
 /** See the module doc. */
 export class ServicePorts {
   readonly #certificates: LbCertificates;
-  readonly #clusterId: () => string | undefined;
+  readonly #facts: ClusterFacts;
   /** The TLS Secrets (`namespace/name`) each Service's last sync served, by UID. */
   readonly #tlsRefs = new Map<string, string[]>();
 
-  /** `clusterId`: the cluster's identity once known (certificates are labelled with it). */
-  constructor(certificates: LbCertificates, clusterId: () => string | undefined) {
+  /** `facts`: the cluster served (certificates are labelled with its identity). */
+  constructor(certificates: LbCertificates, facts: ClusterFacts) {
     this.#certificates = certificates;
-    this.#clusterId = clusterId;
+    this.#facts = facts;
   }
 
   /** The Service's ports as balancer services, with the certificates they use. */
   async of({ service, spec, secrets }: ServiceRequest): Promise<ServicePortsResult> {
     // As the official CCM: a managed certificate is made whenever one is asked for, used by https services.
     const certificates = LbCertificates.wanted(spec)
-      ? await this.#certificates.resolve(service, spec, secrets, this.#clusterId())
+      ? await this.#certificates.resolve(service, spec, secrets)
       : { ids: [], byPort: new Map(), warnings: [], secrets: [] };
     return { certificates, ...desiredServices(service, spec, certificates.ids, certificates.byPort) };
   }
@@ -51,9 +52,9 @@ export class ServicePorts {
   async synced(service: Service, refs: string[]): Promise<void> {
     const uid = service.metadata!.uid!;
     const before = this.#tlsRefs.get(uid) ?? [];
-    await this.#certificates.tls.cleanUp(this.#clusterId(), refs);
+    await this.#certificates.tls.cleanUp(this.#facts.clusterId(), refs);
     const dropped = before.filter((ref) => !refs.includes(ref));
-    if (dropped.length) await this.#certificates.tls.sweep(this.#clusterId(), dropped);
+    if (dropped.length) await this.#certificates.tls.sweep(this.#facts.clusterId(), dropped);
     if (refs.length) this.#tlsRefs.set(uid, refs);
     else this.#tlsRefs.delete(uid);
   }

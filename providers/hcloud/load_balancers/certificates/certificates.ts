@@ -21,6 +21,7 @@ import { ExternalObjectConsent } from "../consent.ts";
 import { type CertificateFacts, certificateOwnerProblem, type OwnerContext } from "./certificate_owner.ts";
 import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "../labels.ts";
 import { LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../../names.ts";
+import type { ClusterFacts } from "../cluster_facts.ts";
 type Certificate = Schemas["certificate"];
 
 /** How long a certificate's labels read by ID are trusted, and how many are kept. */
@@ -29,19 +30,15 @@ const FACTS_MAX = 512;
 
 /** Resolves the certificate IDs a Service's HTTPS services use. */
 export class LbCertificates {
-  /** Whether a Service UID exists in this cluster (set by the controller; unknown: assume it does). */
-  serviceExists: (uid: string) => boolean = () => true;
-  /** `namespace/name` of a live Service by UID (set by the controller), for messages. */
-  serviceName: (uid: string) => string | undefined = () => undefined;
-  /** The cluster served (set with the provider's cluster). */
-  clusterId?: string;
   readonly #log = logger("hcloud");
   readonly #facts = new Map<number, { facts: CertificateFacts; at: number }>();
   #tls?: TlsCertificates;
 
+  /** `facts`: the cluster's identity and Services (whose certificates are whose). */
   constructor(
     private readonly client: HcloudClient,
     private readonly actions: ActionWaiter,
+    private readonly facts: ClusterFacts,
     private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
   ) {}
 
@@ -55,7 +52,6 @@ export class LbCertificates {
     service: Service,
     spec: LoadBalancerSpec,
     secrets?: ReadonlyMap<string, TlsSecret | undefined>,
-    clusterId?: string,
   ): Promise<
     { ids: number[]; byPort: Map<number, number[]>; warnings: ProviderWarning[]; secrets: string[] }
   > {
@@ -68,7 +64,13 @@ export class LbCertificates {
     const fromSecret = async (name: string, annotation: string) => {
       used.push(`${namespace}/${name}`);
       return [
-        await this.tls.resolve(clusterId, `${namespace}/${name}`, secrets?.get(name), annotation, warnings),
+        await this.tls.resolve(
+          this.facts.clusterId(),
+          `${namespace}/${name}`,
+          secrets?.get(name),
+          annotation,
+          warnings,
+        ),
       ];
     };
     for (const [port, own] of spec.ports) {
@@ -107,9 +109,9 @@ export class LbCertificates {
   /** What the owner rule knows of the cluster (certificate_owner.ts). */
   get owners(): OwnerContext {
     return {
-      clusterId: this.clusterId,
-      serviceExists: (uid) => this.serviceExists(uid),
-      serviceName: (uid) => this.serviceName(uid),
+      clusterId: this.facts.clusterId(),
+      serviceExists: (uid) => this.facts.serviceExists(uid),
+      serviceName: (uid) => this.facts.serviceName(uid),
     };
   }
 
@@ -251,7 +253,7 @@ export class LbCertificates {
           `${existing.domain_names.join(", ")}; choose another name or delete it`,
       );
     }
-    if (owner && owner !== uid && this.serviceExists(owner)) {
+    if (owner && owner !== uid && this.facts.serviceExists(owner)) {
       throw new TerminalError(
         `${annotation}: certificate "${existing.name}" belongs to another Service (UID ${owner}); choose another name`,
       );

@@ -7,7 +7,6 @@
  *
  * @module
  */
-import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { withSignal } from "../../../../lib/cancellation.ts";
 import type { DriftReport, LoadBalancerInventory } from "../../../provider.ts";
 import type { HcloudClient } from "../../../../hcloud_api/mod.ts";
@@ -24,14 +23,16 @@ import {
   balancerHealth,
   type TargetHealthGauge,
 } from "./target_health.ts";
+import type { ClusterFacts } from "../cluster_facts.ts";
 
 /** What the inventory reads of the load balancers' state. */
 export interface InventorySources {
   client: HcloudClient;
-  /** The cluster served; nothing is listed or swept without it. */
-  clusterId(): string | undefined;
-  /** The cluster's Services, when known (else every owner is taken to be alive). */
-  services(): (() => Service[]) | undefined;
+  /**
+   * The cluster served: nothing is listed or swept without its identity; while its Services are
+   * unknown every owner is taken to be alive.
+   */
+  facts: ClusterFacts;
   labeler: ServerLabeler;
   shared: SharedBalancers;
   coManaged: CoManagedBalancers;
@@ -58,7 +59,7 @@ export class ClusterInventory implements LoadBalancerInventory {
   async owners(expected: number, signal?: AbortSignal): Promise<Set<string> | undefined> {
     const { client, labeler, shared, coManaged } = this.sources;
     return await withSignal(signal, async () => {
-      const clusterId = this.sources.clusterId();
+      const clusterId = this.sources.facts.clusterId();
       if (!clusterId) return undefined;
       const attached = [...coManaged.attached.keys()];
       const members = [...shared.members];
@@ -82,7 +83,7 @@ export class ClusterInventory implements LoadBalancerInventory {
   async drift(signal?: AbortSignal): Promise<DriftReport | undefined> {
     const { client, labeler, shared, coManaged, asked, appliedIps, health } = this.sources;
     return await withSignal(signal, async () => {
-      const clusterId = this.sources.clusterId();
+      const clusterId = this.sources.facts.clusterId();
       if (!clusterId) return undefined;
       // The targets' health is read as the API sent it, before the list drops its details.
       const healths: BalancerHealth[] = [];
@@ -122,16 +123,15 @@ export class ClusterInventory implements LoadBalancerInventory {
 
   /** See {@link LoadBalancerInventory.sweepOrphans}. */
   sweepOrphans(liveServiceUids: Set<string>, signal?: AbortSignal): Promise<number> {
-    const clusterId = this.sources.clusterId();
+    const clusterId = this.sources.facts.clusterId();
     if (!clusterId) return Promise.resolve(0);
-    const services = this.sources.services();
+    // The Services as they are when each balancer is judged (unknown: every owner is alive).
+    const alive = (labels: Record<string, string>) => {
+      const services = this.sources.facts.services();
+      return !services || sharedAlive(labels, services, liveServiceUids);
+    };
     return withSignal(signal, async () => {
-      const balancers = await sweepOrphans(
-        this.sources.client,
-        clusterId,
-        liveServiceUids,
-        (labels) => !services || sharedAlive(labels, services(), liveServiceUids),
-      );
+      const balancers = await sweepOrphans(this.sources.client, clusterId, liveServiceUids, alive);
       // After the balancers: a certificate only an orphan used is free now.
       const certificates = await this.sources.tls?.sweepUnused(clusterId, TLS_ORPHAN_MIN_AGE_MS) ?? 0;
       return balancers + certificates;

@@ -37,6 +37,7 @@ import { executeLbAction } from "../actions.ts";
 import { RecordSeal } from "../../record_seal.ts";
 import { ExternalObjectConsent } from "../consent.ts";
 import { CO_MANAGED_STATE, SHARE_ANNOTATION, SHARE_LABEL } from "../../names.ts";
+import type { ClusterFacts } from "../cluster_facts.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -231,13 +232,13 @@ export class CoManagedBalancers {
   readonly #labeler: ServerLabeler;
   /** Service UID → balancer ID of the Services synced here (they have a balancer, though not ours). */
   readonly attached = new Map<string, number>();
-  /** Every Service of the cluster (set by the controller): who else is attached to a balancer. */
-  services: () => Service[] = () => [];
   readonly #seal: RecordSeal;
 
+  /** `facts`: the cluster (its identity for its target, its Services: who else is attached). */
   constructor(
     ctx: HcloudContext,
     labeler: ServerLabeler,
+    private readonly facts: ClusterFacts,
     private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
   ) {
     this.#client = ctx.client;
@@ -254,8 +255,8 @@ export class CoManagedBalancers {
     spec: LoadBalancerSpec,
     desired: DesiredService[],
     nodes: Node[],
-    clusterId: string | undefined,
   ): Promise<LoadBalancerResult> {
+    const clusterId = this.facts.clusterId();
     const ref = spec.attachTo!;
     if (!clusterId) {
       throw new Error(
@@ -297,10 +298,8 @@ export class CoManagedBalancers {
   }
 
   /** Takes what `service` owns off its balancer; the record is cleared (returned as annotations). */
-  async release(
-    service: Service,
-    clusterId: string | undefined,
-  ): Promise<{ annotations: Record<string, null> } | undefined> {
+  async release(service: Service): Promise<{ annotations: Record<string, null> } | undefined> {
+    const clusterId = this.facts.clusterId();
     this.attached.delete(service.metadata!.uid!);
     const state = await readCoManagedState(service, this.#seal);
     if (!state) return undefined;
@@ -313,7 +312,7 @@ export class CoManagedBalancers {
     // A balancer the CCM made (for a Service, or shared) is never released into on a record's word.
     if (!lb || lb.labels?.[SERVICE_UID_LABEL] || lb.labels?.[SHARE_LABEL] !== undefined) return;
     let stillServed = false;
-    for (const s of this.services()) {
+    for (const s of this.facts.services() ?? []) {
       if (s.metadata?.uid === service.metadata?.uid || s.metadata?.deletionTimestamp) continue;
       if ((await readCoManagedState(s, this.#seal))?.id === state.id) stillServed = true;
     }
@@ -327,7 +326,7 @@ export class CoManagedBalancers {
 
   /** Whether one of this cluster's Services recorded adding the cluster's target to balancer `id`. */
   async #addedByCluster(id: number): Promise<boolean> {
-    for (const s of this.services()) {
+    for (const s of this.facts.services() ?? []) {
       const state = await readCoManagedState(s, this.#seal);
       if (state?.id === id && state.target) return true;
     }

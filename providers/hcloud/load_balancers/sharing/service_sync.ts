@@ -22,8 +22,6 @@ export interface SharingParts {
   ports: ServicePorts;
   shared: SharedBalancers;
   coManaged: CoManagedBalancers;
-  /** The cluster's identity, once known (the cluster's label-selector target needs it). */
-  clusterId(): string | undefined;
 }
 
 /** See the module doc. */
@@ -44,7 +42,7 @@ export class SharingSync {
     const fields = checkServiceFields(service, spec, services.length);
     warnings.push(...certificates.warnings, ...serviceWarnings, ...fields.warnings);
     if (fields.refuseCreate) throw new ProviderError(new TerminalError(fields.refuseCreate), { warnings });
-    const result = await p.shared.ensure(service, spec, services, nodes, p.clusterId());
+    const result = await p.shared.ensure(service, spec, services, nodes);
     await p.ports.synced(service, certificates.secrets);
     return { ...result, warnings };
   }
@@ -52,7 +50,7 @@ export class SharingSync {
   /** Takes a Service whose record says it served on a shared balancer off it; the record to clear. */
   async leaveShared(service: Service): Promise<Record<string, null> | undefined> {
     if (service.metadata?.annotations?.[SHARED_STATE] === undefined) return undefined;
-    await this.#p.shared.release(service, this.#p.clusterId());
+    await this.#p.shared.release(service);
     return { [SHARED_STATE]: null };
   }
 
@@ -62,7 +60,7 @@ export class SharingSync {
     const { service, spec, nodes } = req;
     const { certificates, services, warnings } = await p.ports.of(req);
     const fields = checkServiceFields(service, spec, services.length);
-    const result = await p.coManaged.ensure(service, spec, services, nodes, p.clusterId());
+    const result = await p.coManaged.ensure(service, spec, services, nodes);
     await p.ports.synced(service, certificates.secrets);
     return {
       ...result,

@@ -45,6 +45,7 @@ import {
   shareSelector,
   wholeSettingsDiffering,
 } from "./shared_record.ts";
+import type { ClusterFacts } from "../cluster_facts.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -71,8 +72,11 @@ export class SharedBalancers {
   readonly asked = new Map<number, Map<string, SharedAsk>>();
   /** Namespace → the tail of its queue of writes. */
   readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #facts: ClusterFacts;
 
-  constructor(ctx: HcloudContext, labeler: ServerLabeler, catalog: CatalogCache) {
+  /** `facts`: the cluster whose balancers these are (shared balancers need its identity). */
+  constructor(ctx: HcloudContext, labeler: ServerLabeler, catalog: CatalogCache, facts: ClusterFacts) {
+    this.#facts = facts;
     this.#client = ctx.client;
     this.#waiter = ctx.actions;
     this.#network = ctx.network;
@@ -86,8 +90,8 @@ export class SharedBalancers {
     spec: LoadBalancerSpec,
     desired: DesiredService[],
     nodes: Node[],
-    clusterId: string | undefined,
   ): Promise<LoadBalancerResult> {
+    const clusterId = this.#facts.clusterId();
     const key = spec.share!;
     if (!clusterId) {
       throw new Error(
@@ -178,7 +182,8 @@ export class SharedBalancers {
 
   /** Takes `service` off every shared balancer of its namespace (deleting one it was the last on). */
   /** Takes the Service's ports off its shared balancers; says what happened, for the event. */
-  async release(service: Service, clusterId: string | undefined): Promise<string | undefined> {
+  async release(service: Service): Promise<string | undefined> {
+    const clusterId = this.#facts.clusterId();
     this.#forget(service.metadata!.uid!);
     if (!clusterId) return undefined;
     const namespace = service.metadata?.namespace ?? "default";
@@ -193,7 +198,8 @@ export class SharedBalancers {
   }
 
   /** The balancer `service` serves on, if any (for `getLoadBalancer`). */
-  async find(service: Service, key: string, clusterId: string | undefined): Promise<LB | undefined> {
+  async find(service: Service, key: string): Promise<LB | undefined> {
+    const clusterId = this.#facts.clusterId();
     if (!clusterId) return undefined;
     const listed = await this.#list(clusterId, service.metadata?.namespace ?? "default", key);
     return listed.find((lb) => [...portOwners(lb.labels).values()].includes(service.metadata!.name!));
