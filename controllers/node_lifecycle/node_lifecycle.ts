@@ -64,8 +64,10 @@ class NodeLifecycleController implements Controller {
   #held = new Set<string>();
   /** When the cloud last failed to show the healthy Nodes' servers (see `#cloudShowsHealthyNodes`). */
   #disbelievedAt: number | undefined;
-  /** When it last showed them: believed for a while, so a burst of departures asks once. */
-  #believedAt: number | undefined;
+  /** Monitor passes started, counting from 1: an answer stands within its own pass only. */
+  #pass = 0;
+  /** The pass in which the cloud last showed them (the pass's second question reuses the answer). */
+  #believedInPass: number | undefined;
 
   constructor(ctx: ControllerContext<LifecycleFlags>, instances: Instances) {
     this.#ctx = ctx;
@@ -97,6 +99,7 @@ class NodeLifecycleController implements Controller {
    * of the Nodes (and more than one) is not.
    */
   async monitor(signal?: AbortSignal): Promise<void> {
+    const pass = ++this.#pass;
     // Nodes that are not the cloud's (labelled so) are never checked, counted or deleted.
     const nodes = this.#ctx.informers.for(NODES).list().filter(managedNode);
     // Nodes already held are not read again while the cloud is still not believed: reading each
@@ -111,7 +114,8 @@ class NodeLifecycleController implements Controller {
     ).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
     const max = this.#ctx.flags.nodeDeletionMaxPercent;
     const manyHeld = max < 100 && stillHeld.length > 1 && stillHeld.length * 100 > max * nodes.length;
-    const skip = stillHeld.length > 0 && !(await this.#cloudShowsHealthyNodes(nodes, manyHeld, signal)) &&
+    const skip = stillHeld.length > 0 &&
+      !(await this.#cloudShowsHealthyNodes(nodes, manyHeld, pass, signal)) &&
       !(await this.#instances.instanceExists(stillHeld[0], signal).catch(() => false));
     const verdicts = await Promise.all(
       nodes.map(async (node) => ({
@@ -123,7 +127,7 @@ class NodeLifecycleController implements Controller {
     if (signal?.aborted) return;
     const gone = verdicts.filter((v) => v.gone).map((v) => v.node);
     const many = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
-    const implausible = gone.length > 0 && !(await this.#cloudShowsHealthyNodes(nodes, many, signal));
+    const implausible = gone.length > 0 && !(await this.#cloudShowsHealthyNodes(nodes, many, pass, signal));
     if (signal?.aborted) return;
     const held = implausible
       ? gone.filter((n) => n.metadata?.annotations?.[CONFIRM_DELETION] !== "true")
@@ -140,7 +144,12 @@ class NodeLifecycleController implements Controller {
    * the answer is no; with no Ready Node there is nothing to corroborate: a few vanished Nodes are
    * believed, `many` are not.
    */
-  async #cloudShowsHealthyNodes(nodes: Node[], many: boolean, signal?: AbortSignal): Promise<boolean> {
+  async #cloudShowsHealthyNodes(
+    nodes: Node[],
+    many: boolean,
+    pass: number,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const now = Date.now();
     const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
       .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
@@ -148,12 +157,11 @@ class NodeLifecycleController implements Controller {
     // Nothing to ask: decided by the count alone, whatever an earlier answer was.
     if (healthy.length === 0) return !many;
     if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
-    // An answer is believed for one monitor period only, so every pass that is about to delete asks
-    // afresh (probe P8: a 30 s old answer let a minority of NotReady Nodes be deleted on a cloud that
-    // had turned empty since). Within one period (the pass's own earlier question) it stands.
-    // Many gone at once is always asked about afresh.
-    const valid = Math.min(this.#ctx.flags.nodeMonitorPeriod, 5_000);
-    if (!many && this.#believedAt !== undefined && now - this.#believedAt < valid) return true;
+    // An answer stands within its own pass only, so every pass that is about to delete asks afresh
+    // (probe P8: a 30 s old answer let a minority of NotReady Nodes be deleted on a cloud that had
+    // turned empty since; CI13: so did an answer less than one period old, from the pass before,
+    // when that pass read slowly and this one quickly). Many gone at once is always asked afresh.
+    if (!many && this.#believedInPass === pass) return true;
     let shown = true;
     let failed = false;
     for (const node of healthy) {
@@ -172,7 +180,7 @@ class NodeLifecycleController implements Controller {
       : failed
       ? now - CORROBORATION_RETRY_MS + CORROBORATION_ERROR_RETRY_MS
       : now;
-    this.#believedAt = shown ? now : undefined;
+    this.#believedInPass = shown ? pass : undefined;
     return shown;
   }
 

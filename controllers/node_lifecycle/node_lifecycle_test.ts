@@ -122,10 +122,31 @@ Deno.test("node lifecycle: a minority going NotReady on an emptied cloud soon af
   assertEquals(t.apiserver.objects<Node>("nodes").length, 5, "held: the Ready Nodes' servers are gone too");
 });
 
+Deno.test("node lifecycle: the cloud emptied within a monitor period of a believed answer is asked about afresh, never believed on that answer (probe P8, CI13)", async () => {
+  // A long period: the pass after the leaver's deletion comes a whole period later, still within
+  // the old answer's period (the window a time-based belief left open).
+  const { fake, t } = fiveReady("1s");
+  // The pass that believes the cloud reads it slowly (a full server list), the next one quickly (a
+  // warm cache): the next pass's question comes less than a period after the answer.
+  fake.delayMs = 100;
+  await t.runWhile(async () => {
+    await leaverDeleted(t);
+    fake.delayMs = 0;
+    fake.machines.clear();
+    for (const i of [3, 4]) t.apiserver.seed("nodes", node(`n-${i}`, false));
+    await eventually(() => t.metrics.gauge("node_lifecycle_deletions_held", "").get() === 2, 5_000);
+  });
+  assertEquals(
+    t.apiserver.objects<Node>("nodes").length,
+    5,
+    "held: nothing deleted on the last pass's answer",
+  );
+});
+
 /** Five Ready Nodes with machines and a NotReady one without (deleted, the cloud believed). */
-function fiveReady() {
+function fiveReady(period = "20ms") {
   const fake = new FakeProvider();
-  const t = newController(nodeLifecycleController, fake, ["--node-monitor-period=20ms"]);
+  const t = newController(nodeLifecycleController, fake, [`--node-monitor-period=${period}`]);
   for (let i = 0; i < 5; i++) {
     fake.addMachine(`n-${i}`);
     t.apiserver.seed("nodes", node(`n-${i}`, true));
