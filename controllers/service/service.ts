@@ -19,7 +19,7 @@ import type { Flags } from "../../config/flags.ts";
 import { objectKey } from "../../kube/informer.ts";
 import { NODES, SERVICES } from "../../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
-import type { LoadBalancers, ProviderWarning } from "../../providers/provider.ts";
+import type { LoadBalancers } from "../../providers/provider.ts";
 import { leftNoBalancer, warningsOf } from "../../providers/errors.ts";
 import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
@@ -32,15 +32,14 @@ import { TlsSecretWatch } from "./service_secrets.ts";
 import { LB_FINALIZER } from "../../kube/well_known.ts";
 import { failedCondition, readyCondition, statusPatch } from "./service_status.ts";
 import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./service_writes.ts";
+import { ServiceWarnings } from "./service_warnings.ts";
+import { releaseBalancer, type ServiceDeletionParts } from "./service_deletion.ts";
 
 /** The flags this controller reads, and nothing else of the command line. */
 export type ServiceFlags = Pick<
   Flags,
   "clusterName" | "concurrentServiceSyncs" | "loadBalancerClass" | keyof HousekeepingFlags
 >;
-
-/** How long an identical Warning on a Node from balancer syncs is not repeated. */
-const NODE_WARNING_QUIET_MS = 10 * 60_000;
 
 /** The component name on events. */
 export const SERVICE_COMPONENT = "service-controller";
@@ -64,14 +63,16 @@ export function serviceController(ctx: ControllerContext<ServiceFlags>): Control
 }
 
 class ServiceController implements Controller {
-  /** Node Warnings from balancer syncs, by Node, reason and message: when each was last said. */
-  readonly #nodeWarned = new Map<string, number>();
   readonly name = "service-lb-controller";
   readonly #ctx: ControllerContext<ServiceFlags>;
   readonly #lbs: LoadBalancers;
   readonly #queue: WorkQueue;
   readonly #nodeQueue: WorkQueue;
   readonly #recorder;
+  /** The provider's warnings, on the Service or the Node they name (service_warnings.ts). */
+  readonly #warnings: ServiceWarnings;
+  /** What releasing a balancer works with (service_deletion.ts). */
+  readonly #deletion: ServiceDeletionParts;
   readonly #log = logger("service");
   readonly #housekeeping: LoadBalancerHousekeeping;
   /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
@@ -95,6 +96,14 @@ class ServiceController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
+    this.#warnings = new ServiceWarnings(this.#recorder, (name) => ctx.informers.for(NODES).get(name));
+    this.#deletion = {
+      client: ctx.client,
+      lbs,
+      recorder: this.#recorder,
+      clusterName: ctx.flags.clusterName,
+      patchAnnotations: (svc, annotations) => this.#patchAnnotations(svc, annotations),
+    };
     // Labels count as a cost only where a balancer's node-selector reads them.
     this.#nodeSets.labelsMatter = () => {
       const nodeTargets = this.#lbs.nodeTargets;
@@ -247,36 +256,8 @@ class ServiceController implements Controller {
     }
     const cluster = this.#ctx.flags.clusterName;
     if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#wants(svc))) {
-      this.#recorder.event(SERVICES, svc, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
-      let released;
-      try {
-        released = await this.#lbs.ensureLoadBalancerDeleted(cluster, svc, signal);
-      } catch (err) {
-        if (signal.aborted) throw err; // cancelled, not failed: no event
-        this.#recorder.event(
-          SERVICES,
-          svc,
-          "Warning",
-          "DeleteLoadBalancerFailed",
-          `Error deleting load balancer: ${(err as Error).message}`,
-        );
-        throw err;
-      }
-      if (released?.annotations && !svc.metadata?.deletionTimestamp) {
-        await this.#patchAnnotations(svc, released.annotations);
-      }
-      await setFinalizer(this.#ctx.client, svc, false);
-      if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
-        await patchStatus(this.#ctx.client, svc, { status: { loadBalancer: { ingress: [] } } });
-      }
+      await releaseBalancer(this.#deletion, svc, signal);
       this.#nodeSets.forget(key);
-      this.#recorder.event(
-        SERVICES,
-        svc,
-        "Normal",
-        "DeletedLoadBalancer",
-        released?.outcome ?? "Deleted load balancer",
-      );
       // A create still in flight from before a crash could land after this; sweep for it later.
       this.#housekeeping.sweepSoon();
       return;
@@ -308,7 +289,7 @@ class ServiceController implements Controller {
       }, signal);
     } catch (err) {
       if (signal.aborted) throw err; // cancelled, not failed: no event
-      this.#warn(svc, [...warningsOf(err)]);
+      this.#warnings.say(svc, [...warningsOf(err)]);
       this.#recorder.event(
         SERVICES,
         svc,
@@ -327,7 +308,7 @@ class ServiceController implements Controller {
         );
       throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
-    this.#warn(svc, result.warnings);
+    this.#warnings.say(svc, result.warnings);
     if (result.annotations) await this.#patchAnnotations(svc, result.annotations);
     const ingressChanged = !sameIngress(svc.status?.loadBalancer?.ingress ?? [], result.ingress);
     await patchStatus(
@@ -405,7 +386,7 @@ class ServiceController implements Controller {
               nodes,
               ...keepOption(selection.keep),
             }, signal);
-            this.#warn(svc, result?.warnings);
+            this.#warnings.say(svc, result?.warnings);
             this.#nodeSets.synced(key, selection.target);
             // Events only for work done: a label-selector balancer or a missing one was not updated.
             if (result && result.updated === false) return;
@@ -444,23 +425,6 @@ class ServiceController implements Controller {
     if (drainEnd !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, drainEnd + DRAIN_SLACK_MS);
     const release = this.#nodeSets.nextRelease();
     if (release !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, release + DRAIN_SLACK_MS);
-  }
-
-  /** Records warnings on the Service, or on the Node they name (where the official CCM puts them). */
-  #warn(svc: Service, warnings: ProviderWarning[] | undefined): void {
-    for (const w of warnings ?? []) {
-      const node = w.node ? this.#ctx.informers.for(NODES).get(w.node) : undefined;
-      if (node) {
-        // A Node's problem is the same for every balancer: said once per quiet period, not once per
-        // balancer sync (security probe N17: six identical Warnings within a second).
-        const key = `${node.metadata?.uid}|${w.reason}|${w.message}`;
-        const now = Date.now();
-        if (now - (this.#nodeWarned.get(key) ?? -Infinity) < NODE_WARNING_QUIET_MS) continue;
-        if (this.#nodeWarned.size > 10_000) this.#nodeWarned.clear();
-        this.#nodeWarned.set(key, now);
-        this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
-      } else this.#recorder.event(SERVICES, svc, "Warning", w.reason, w.message);
-    }
   }
 
   /** Writes the provider's state annotations; their keys never make a sync worth running. */
