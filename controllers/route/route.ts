@@ -17,6 +17,7 @@
  * @module
  */
 import { RouteRoom } from "./route_room.ts";
+import { internalIp, RouteWants, type Wanted } from "./route_wants.ts";
 import type { Node, NodeCondition } from "kubernetes-types/core/v1.d.ts";
 import { absentBecause, type Controller, type ControllerContext } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
@@ -56,12 +57,6 @@ export function routeController(ctx: ControllerContext<RouteFlags>): Controller 
   return new RouteController(ctx, routes, clusterCidrs);
 }
 
-interface Wanted {
-  node: Node;
-  cidr: string;
-  gateway?: string;
-}
-
 class RouteController implements Controller {
   readonly name = "node-route-controller";
   readonly #ctx: ControllerContext<RouteFlags>;
@@ -72,10 +67,8 @@ class RouteController implements Controller {
   readonly #log = logger("route");
   readonly #minIntervalMs: number;
   #lastRun = 0;
-  /** Nodes (UIDs) already told why they get no route. */
-  readonly #toldUnroutable = new Set<string>();
-  /** IPv6 pod CIDRs already told they get no route (`uid|cidr`). */
-  readonly #toldIpv6 = new Set<string>();
+  /** The routes the Nodes want, with what was told of those that get none (route_wants.ts). */
+  readonly #wants: RouteWants;
   /** Nodes the last run skipped because their InternalIP was still coming. */
   #awaitingAddress = new Set<string>();
   /**
@@ -104,6 +97,7 @@ class RouteController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(ROUTE_COMPONENT);
+    this.#wants = new RouteWants(this.#recorder, (node) => routes.unroutable?.(node));
     this.#foreignGauge = ctx.metrics.gauge(
       "route_foreign_routes",
       "Routes inside the cluster CIDR through machines that are not Nodes of this cluster (left alone).",
@@ -149,49 +143,8 @@ class RouteController implements Controller {
     // A Node that is not the cloud's (labelled so) gets no route, and a route through it (made by
     // its owner, or before the label) is left as it is.
     const nodes = all.filter(managedNode);
-    // What was told of Nodes that are gone is forgotten (the sets would grow with every Node ever seen).
-    const uids = new Set(all.map((n) => n.metadata?.uid));
-    for (const uid of this.#toldUnroutable) if (!uids.has(uid)) this.#toldUnroutable.delete(uid);
-    for (const told of this.#toldIpv6) if (!uids.has(told.split("|")[0])) this.#toldIpv6.delete(told);
     const unmanagedGateways = new Set(all.filter((n) => !managedNode(n)).map(internalIp).filter(Boolean));
-    const wanted: Wanted[] = [];
-    for (const node of nodes) {
-      const unroutable = this.#routes.unroutable?.(node);
-      if (unroutable) {
-        // Said once per Node and process: the reason does not change while the Node exists.
-        if (!this.#toldUnroutable.has(node.metadata!.uid!)) {
-          this.#toldUnroutable.add(node.metadata!.uid!);
-          this.#recorder.event(
-            NODES,
-            node,
-            "Normal",
-            "RouteSkipped",
-            `No route for this Node: ${unroutable}`,
-          );
-        }
-        continue;
-      }
-      for (const cidr of podCidrs(node)) {
-        const parsed = parseCidr(cidr);
-        if (!parsed) continue;
-        if (parsed.family === 6) {
-          // Once per Node and range: an event each run was an apiserver write per dual-stack Node
-          // every few seconds (the recorder's count patch).
-          const told = `${node.metadata!.uid}|${parsed.text}`;
-          if (this.#toldIpv6.has(told)) continue;
-          this.#toldIpv6.add(told);
-          this.#recorder.event(
-            NODES,
-            node,
-            "Normal",
-            "IPv6RouteSkipped",
-            `Pod CIDR ${cidr} is IPv6; Hetzner network routes are IPv4 only`,
-          );
-          continue;
-        }
-        wanted.push({ node, cidr: parsed.text, gateway: internalIp(node) });
-      }
-    }
+    const wanted = this.#wants.of(nodes, all);
     const existing = await this.#routes.listRoutes(clusterName, signal);
     const gatewayOf = (r: Route) => r.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address;
     // The contract: a route names its target Node. A provider whose routes know only a gateway
@@ -385,11 +338,6 @@ class RouteController implements Controller {
       }
     }
   }
-}
-
-function internalIp(node: Node): string | undefined {
-  return (node.status?.addresses ?? []).find((a) => a.type === "InternalIP" && !a.address.includes(":"))
-    ?.address;
 }
 
 function canonical(cidr: string): string {
