@@ -11,7 +11,7 @@ import { resolveControllers } from "../config/controllers_flag.ts";
 import { CONTROLLER_FACTORIES } from "../controllers/mod.ts";
 import { PROVIDED_NODE_IP, UNINITIALIZED_TAINT } from "../kube/well_known.ts";
 import { createProvider } from "../providers/registry.ts";
-import { DEFAULT_SIM_TOKEN, type Simulator } from "../hcloud_sim/simulator.ts";
+import { DEFAULT_SIM_TOKEN, type Simulator, type SimulatorOptions } from "../hcloud_sim/simulator.ts";
 import { Registry } from "../lib/metrics.ts";
 import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim, type TestSim } from "./sim_harness.ts";
@@ -84,11 +84,14 @@ export interface TestEnvironment {
   close(ccm?: RunningCcm): Promise<void>;
 }
 
-/** Starts a {@link TestEnvironment} (logs quieted). */
-export async function testEnvironment(): Promise<TestEnvironment> {
+/**
+ * Starts a {@link TestEnvironment} (logs quieted): the one set-up of the tests that run the CCM against
+ * an apiserver and the simulator (`sim`: the simulator's options).
+ */
+export async function testEnvironment(sim: SimulatorOptions = {}): Promise<TestEnvironment> {
   quietLogs();
   const cluster = await TestCluster.start();
-  const s = await startTestSim();
+  const s = await startTestSim(sim);
   const client = await adminClient(cluster);
   return {
     cluster,

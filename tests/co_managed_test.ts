@@ -7,10 +7,8 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { CO_MANAGED_STATE } from "../providers/hcloud/mod.ts";
 
@@ -34,11 +32,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
-    const client = await adminClient(cluster);
+    const { cluster, s, sim, client, close } = await testEnvironment();
     for (const i of [1, 2]) {
       sim.addServer({ name: `c${i}`, location: "fsn1" });
       await registerNode(client, `c${i}`);
@@ -179,10 +173,7 @@ Deno.test({
         assertEquals(lb().targets.length, 1, "only Terraform's target is left");
       });
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

@@ -5,10 +5,8 @@
  * a quiet period costs list pages only, and a balancer made outside Kubernetes is never touched.
  */
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { lbService } from "../testing/services.ts";
@@ -22,11 +20,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
-    const client = await adminClient(cluster);
+    const { cluster, s, sim, client, close } = await testEnvironment();
     for (const i of [1, 2]) {
       sim.addServer({ name: `d${i}`, location: "fsn1", labels: { pool: i === 1 ? "edge" : "core" } });
       await registerNode(client, `d${i}`, { labels: { pool: i === 1 ? "edge" : "core" } });
@@ -160,10 +154,7 @@ Deno.test({
         },
       );
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

@@ -1,18 +1,13 @@
 /** Nodes that all match one server are initialized as upstream does, and each is told about the others. */
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 
 Deno.test({
   name: "node controller: three Nodes claiming one server each get a DuplicateProviderID warning",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const client = await adminClient(cluster);
+    const { cluster, s, client, close } = await testEnvironment();
     const server = s.sim.addServer({ name: "shared", ipv4: "203.0.113.50" });
     for (const name of ["claim-a", "claim-b", "claim-c"]) {
       await registerNode(client, name, { nodeIp: "203.0.113.50" });
@@ -30,10 +25,7 @@ Deno.test({
         );
       }
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

@@ -5,10 +5,8 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, setReady, startCcm } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, setReady, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NODES } from "../kube/resources.ts";
 import { CONFIRM_DELETION } from "../controllers/mod.ts";
 
@@ -59,10 +57,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const client = await adminClient(cluster);
+    const { cluster, s, client, close } = await testEnvironment();
     await registerNode(client, "huge", { providerID: "hcloud://9007199254740993" });
     await setReady(client, "huge", false);
     const ccm = await startCcm(cluster, s.sim, [
@@ -79,10 +74,7 @@ Deno.test({
       assertEquals((await client.get<Node>(NODES, "huge")).spec?.providerID, "hcloud://9007199254740993");
       assertEquals(s.sim.count(/^GET \/servers\/\{id\}$/), 0, "no lookup of a rounded ID");
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });
@@ -115,10 +107,7 @@ Deno.test({
 
 /** `count` servers and their Nodes (`<prefix>-<i>`), initialized by a CCM running node and lifecycle controllers. */
 async function breakerEnvironment(prefix: string, count: number) {
-  quietLogs();
-  const cluster = await TestCluster.start();
-  const s = await startTestSim();
-  const client = await adminClient(cluster);
+  const { cluster, s, client, close } = await testEnvironment();
   const servers = Array.from({ length: count }, (_, i) => s.sim.addServer({ name: `${prefix}-${i}` }));
   for (const server of servers) await registerNode(client, server.name);
   const ccm = await startCcm(cluster, s.sim, [
@@ -126,10 +115,7 @@ async function breakerEnvironment(prefix: string, count: number) {
     "--node-monitor-period=500ms",
   ], { HCLOUD_SERVER_CACHE_MAX_AGE: "500ms" });
   const stop = async () => {
-    await ccm.stop();
-    await s.finish();
-    client.transport.close();
-    await cluster.stop();
+    await close(ccm);
   };
   try {
     await eventually(async () =>

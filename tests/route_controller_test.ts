@@ -3,10 +3,8 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
-import { eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventually } from "../testing/helpers.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { EVENTS, NODES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -37,14 +35,10 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim({ actionDurationMs: 200 });
-    const sim = s.sim;
+    const { cluster, sim, client, close } = await testEnvironment({ actionDurationMs: 200 });
     applySeed(sim, SEED);
     const network = sim.world.findNetwork("k8s")!;
     const routes = () => network.routes.map((r) => `${r.destination} via ${r.gateway}`).sort();
-    const client = await adminClient(cluster);
     const args = [
       "--controllers=cloud-node,route",
       "--cluster-cidr=10.244.0.0/16",
@@ -186,9 +180,7 @@ Deno.test({
         await ccm.stop();
       }
     } finally {
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close();
     }
   },
 });

@@ -2,10 +2,8 @@
  * The service controller against a real kube-apiserver and the simulator.
  */
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import type { LoadBalancer } from "../hcloud_sim/world.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
@@ -29,12 +27,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
+    const { cluster, s, sim, client, close } = await testEnvironment();
     applySeed(sim, SEED);
-    const client = await adminClient(cluster);
     const lbOf = async (name: string): Promise<LoadBalancer | undefined> => {
       const uid = (await client.get(SERVICES, name, { namespace: "default" })).metadata!.uid!;
       return [...sim.world.loadBalancers.values()].find((lb) => lb.labels["hcloud-ccm/service-uid"] === uid);
@@ -322,10 +316,7 @@ Deno.test({
         },
       );
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });

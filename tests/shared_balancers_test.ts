@@ -7,10 +7,8 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, type RunningCcm, startCcm } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, type RunningCcm, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { NAMESPACES, NODES, SERVICES } from "../kube/resources.ts";
 
 const P = "load-balancer.hetzner.cloud/";
@@ -47,11 +45,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
-    const client = await adminClient(cluster);
+    const { cluster, s, sim, client, close } = await testEnvironment();
     for (const i of [1, 2]) {
       sim.addServer({ name: `s${i}`, location: "fsn1" });
       await registerNode(client, `s${i}`);
@@ -287,10 +281,7 @@ Deno.test({
         await eventually(() => sim.world.loadBalancers.size === 0, 20_000);
       });
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });
@@ -300,11 +291,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
-    const sim = s.sim;
-    const client = await adminClient(cluster);
+    const { cluster, sim, client, close } = await testEnvironment();
     sim.addServer({ name: "s1", location: "fsn1" });
     await registerNode(client, "s1");
     const ccm = await startCcm(cluster, sim, ARGS, ENV);
@@ -349,10 +336,7 @@ Deno.test({
       }));
       assertEquals(sim.world.loadBalancers.size, 0);
     } finally {
-      await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close(ccm);
     }
   },
 });
