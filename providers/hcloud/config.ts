@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { quoteValue } from "../../lib/quote_value.ts";
 import { readSecretFile } from "../../lib/secret_file.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { parseGoBool } from "../../lib/go_bool.ts";
@@ -202,9 +203,16 @@ export async function readHcloudConfig(
       `${lbPrefix}LOCATION and ${lbPrefix}NETWORK_ZONE are mutually exclusive (got "${location}" and "${networkZone}")`,
     );
   }
-  for (const [name, v] of [["LOCATION", location], ["NETWORK_ZONE", networkZone]] as const) {
+  const lbType = str(`${lbPrefix}TYPE`);
+  const names = [["LOCATION", location, "location"], ["NETWORK_ZONE", networkZone, "zone"], [
+    "TYPE",
+    lbType,
+    "load balancer type",
+  ]] as const;
+  // The annotations' own rule for these names: a value they could never hold is refused at start.
+  for (const [name, v, what] of names) {
     if (v !== undefined && !/^[a-z0-9-]+$/.test(v)) {
-      errors.push(`${lbPrefix}${name}: "${v}" is not a location or zone name`);
+      errors.push(`${lbPrefix}${name}: ${quoteValue(v)} is not a ${what} name`);
     }
   }
   const algorithm = str(`${lbPrefix}ALGORITHM_TYPE`)?.toLowerCase();
@@ -267,7 +275,7 @@ export async function readHcloudConfig(
       enabled: bool(`${lbPrefix}ENABLED`, true),
       location,
       networkZone,
-      type: str(`${lbPrefix}TYPE`),
+      type: lbType,
       algorithmType: algorithm as LoadBalancerDefaults["algorithmType"],
       disablePrivateIngress: bool(`${lbPrefix}DISABLE_PRIVATE_INGRESS`, false),
       usePrivateIp: bool(`${lbPrefix}USE_PRIVATE_IP`, false),

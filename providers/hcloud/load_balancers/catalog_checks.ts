@@ -9,6 +9,7 @@ import { TerminalError } from "../../errors.ts";
 import type { Schemas } from "../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "./spec/mod.ts";
 import type { CatalogCache } from "./catalog_cache.ts";
+import { quoteValue } from "../../../lib/quote_value.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -46,7 +47,9 @@ export async function checkCatalog(
   ) => {
     if (value !== undefined && !set.has(value)) {
       errors.push(
-        `annotation load-balancer.hetzner.cloud/${name}: "${value}" is not a known ${what} (or set by ${env})`,
+        `annotation load-balancer.hetzner.cloud/${name}: ${
+          quoteValue(value)
+        } is not a known ${what} (or set by ${env})`,
       );
     }
   };
