@@ -29,9 +29,17 @@ export interface ControllerContext<F = Flags> {
   conditions?: Conditions;
 }
 
-/** ` (why)` when the provider says why a part is missing, else nothing (see `CloudProvider.absent`). */
-export function absentBecause(why: string | undefined): string {
-  return why ? ` (${why})` : "";
+/**
+ * A controller off for want of a provider part, saying why in the provider's words when it can
+ * (`CloudProvider.absent`): "provider mycloud offers no routes (MYCLOUD_NETWORK is not set)".
+ */
+export function partMissing(
+  provider: CloudProvider,
+  part: "instances" | "loadBalancers" | "routes",
+  says: string,
+): { disabled: string } {
+  const why = provider.absent?.[part];
+  return { disabled: `provider ${provider.name} ${says}${why ? ` (${why})` : ""}` };
 }
 
 /** A running controller. Construction registers its informer handlers; `run` does the work. */

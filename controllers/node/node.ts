@@ -9,7 +9,7 @@
  * @module
  */
 import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
-import { absentBecause, type Controller, type ControllerContext } from "../manager.ts";
+import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import {
   hasTaint,
@@ -45,11 +45,7 @@ export const NODE_COMPONENT = "cloud-node-controller";
 export function nodeController(ctx: ControllerContext<NodeFlags>): Controller | { disabled: string } {
   const instances = ctx.provider.instances;
   if (!instances) {
-    return {
-      disabled: `provider ${ctx.provider.name} has no instances${
-        absentBecause(ctx.provider.absent?.instances)
-      }`,
-    };
+    return partMissing(ctx.provider, "instances", "has no instances");
   }
   return new NodeController(ctx, instances);
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { absentBecause, type Controller, type ControllerContext } from "../manager.ts";
+import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import { hasTaint, isReady, managedNode, SHUTDOWN_TAINT, withoutTaint } from "../node_metadata.ts";
 import { NODES } from "../../kube/resources.ts";
@@ -41,11 +41,7 @@ export function nodeLifecycleController(
 ): Controller | { disabled: string } {
   const instances = ctx.provider.instances;
   if (!instances) {
-    return {
-      disabled: `provider ${ctx.provider.name} has no instances${
-        absentBecause(ctx.provider.absent?.instances)
-      }`,
-    };
+    return partMissing(ctx.provider, "instances", "has no instances");
   }
   ctx.informers.for(NODES);
   return new NodeLifecycleController(ctx, instances);

@@ -19,7 +19,7 @@
 import { RouteRoom } from "./route_room.ts";
 import { internalIp, RouteWants, type Wanted } from "./route_wants.ts";
 import type { Node, NodeCondition } from "kubernetes-types/core/v1.d.ts";
-import { absentBecause, type Controller, type ControllerContext } from "../manager.ts";
+import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import { NODES } from "../../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
@@ -46,9 +46,7 @@ export function routeController(ctx: ControllerContext<RouteFlags>): Controller 
   const routes = ctx.provider.routes;
   if (!ctx.flags.configureCloudRoutes) return { disabled: "--configure-cloud-routes=false" };
   if (!routes) {
-    return {
-      disabled: `provider ${ctx.provider.name} offers no routes${absentBecause(ctx.provider.absent?.routes)}`,
-    };
+    return partMissing(ctx.provider, "routes", "offers no routes");
   }
   const clusterCidrs = ctx.flags.clusterCidr.split(",").map((c) => parseCidr(c.trim())).filter((
     c,

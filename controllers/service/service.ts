@@ -14,7 +14,7 @@
  */
 import { FirewallFollower } from "./service_firewall.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { absentBecause, type Controller, type ControllerContext } from "../manager.ts";
+import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import { objectKey } from "../../kube/informer.ts";
 import { NODES, SERVICES } from "../../kube/resources.ts";
@@ -53,11 +53,7 @@ const NODE_SYNC = "node-sync";
 export function serviceController(ctx: ControllerContext<ServiceFlags>): Controller | { disabled: string } {
   const lbs = ctx.provider.loadBalancers;
   if (!lbs) {
-    return {
-      disabled: `provider ${ctx.provider.name} has no load balancers${
-        absentBecause(ctx.provider.absent?.loadBalancers)
-      }`,
-    };
+    return partMissing(ctx.provider, "loadBalancers", "has no load balancers");
   }
   return new ServiceController(ctx, lbs);
 }

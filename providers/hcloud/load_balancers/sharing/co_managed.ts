@@ -38,6 +38,7 @@ import { RecordSeal } from "../../record_seal.ts";
 import { ExternalObjectConsent } from "../consent.ts";
 import { CO_MANAGED_STATE, SHARE_ANNOTATION, SHARE_LABEL } from "../../names.ts";
 import type { ClusterFacts } from "../cluster_facts.ts";
+import { fetchBalancer } from "../fetch.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -289,7 +290,7 @@ export class CoManagedBalancers {
     });
     const warnings = await applyCoManaged(this.#client, this.#waiter, lb, plan.actions, plan.conflicts);
     this.attached.set(service.metadata!.uid!, lb.id);
-    const current = plan.actions.length ? (await this.#get(lb.id)) ?? lb : lb;
+    const current = plan.actions.length ? (await fetchBalancer(this.#client, lb.id)) ?? lb : lb;
     return {
       ingress: ingressOf(current, spec),
       warnings,
@@ -308,7 +309,7 @@ export class CoManagedBalancers {
   }
 
   async #release(service: Service, state: CoManagedState, selector: string | undefined): Promise<void> {
-    const lb = await this.#get(state.id);
+    const lb = await fetchBalancer(this.#client, state.id);
     // A balancer the CCM made (for a Service, or shared) is never released into on a record's word.
     if (!lb || lb.labels?.[SERVICE_UID_LABEL] || lb.labels?.[SHARE_LABEL] !== undefined) return;
     let stillServed = false;
@@ -331,17 +332,5 @@ export class CoManagedBalancers {
       if (state?.id === id && state.target) return true;
     }
     return false;
-  }
-
-  async #get(id: number): Promise<LB | undefined> {
-    try {
-      return (await this.#client.call(
-        "get load balancer",
-        this.#client.api.GET("/load_balancers/{id}", { params: { path: { id } } }),
-      )).load_balancer;
-    } catch (err) {
-      if (err instanceof CloudApiError && err.status === 404) return undefined;
-      throw err;
-    }
   }
 }

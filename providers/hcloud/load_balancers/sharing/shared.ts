@@ -46,6 +46,7 @@ import {
   wholeSettingsDiffering,
 } from "./shared_record.ts";
 import type { ClusterFacts } from "../cluster_facts.ts";
+import { fetchBalancer } from "../fetch.ts";
 
 type LB = Schemas["load_balancer"];
 
@@ -141,7 +142,7 @@ export class SharedBalancers {
           await this.#run(lb, planShape(lb, spec, { labels }));
           await reconcileNetwork(this.#client, this.#waiter, lb, spec, this.#network.id);
           await this.#run(lb, planExposure(lb, spec));
-          lb = await this.#get(lb.id) ?? lb;
+          lb = await fetchBalancer(this.#client, lb.id) ?? lb;
         }
         const plan = planJoin(lb, me, desired, { selector, usePrivateIp: spec.usePrivateIp });
         let changed = false;
@@ -150,7 +151,7 @@ export class SharedBalancers {
         if (plan.release) {
           changed = (await this.#run(lb, [{ kind: "update", labels: plan.release }])) || changed;
         }
-        if (changed) lb = await this.#get(lb.id) ?? lb;
+        if (changed) lb = await fetchBalancer(this.#client, lb.id) ?? lb;
       } else {
         await this.#checkLimit(spec, undefined, desired.length, namespace, []);
         await leaveOld();
@@ -168,7 +169,7 @@ export class SharedBalancers {
         let changed = await reconcileNetwork(this.#client, this.#waiter, lb, spec, this.#network.id);
         changed = (await this.#run(lb, planShape(lb, spec, { labels: lb.labels ?? {} }))) || changed;
         changed = (await this.#run(lb, planExposure(lb, spec))) || changed;
-        if (changed) lb = await this.#get(lb.id) ?? lb;
+        if (changed) lb = await fetchBalancer(this.#client, lb.id) ?? lb;
       }
       const uid = service.metadata!.uid!;
       this.#forget(uid);
@@ -278,18 +279,6 @@ export class SharedBalancers {
   async #run(lb: LB, actions: LbAction[]): Promise<boolean> {
     for (const action of actions) await executeLbAction(this.#client, this.#waiter, lb.id, action);
     return actions.length > 0;
-  }
-
-  async #get(id: number): Promise<LB | undefined> {
-    try {
-      return (await this.#client.call(
-        "get load balancer",
-        this.#client.api.GET("/load_balancers/{id}", { params: { path: { id } } }),
-      )).load_balancer;
-    } catch (err) {
-      if (err instanceof CloudApiError && err.status === 404) return undefined;
-      throw err;
-    }
   }
 
   /** Runs `work` after the namespace's earlier writes (a failure does not stop the queue). */
