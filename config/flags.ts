@@ -284,16 +284,18 @@ export const FLAGS = [
 ] as const satisfies readonly FlagSpec[];
 
 /** `kube-api-qps` → `kubeApiQps`. */
-type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}`
+export type Camel<S extends string> = S extends `${infer Head}-${infer Tail}`
+  ? `${Head}${Capitalize<Camel<Tail>>}`
   : S;
 /** A flag's parsed value: one of its choices, or what its type parses to. */
-type FlagValue<F extends FlagSpec> = F extends { choices: readonly (infer C extends string)[] } ? C
+export type FlagValue<F extends { type: string }> = F extends { choices: readonly (infer C extends string)[] }
+  ? C
   : F["type"] extends "bool" ? boolean
   : F["type"] extends "int" | "float" | "duration" ? number
   : F["type"] extends "list" ? string[]
   : string;
 /** The flags that take effect (the others are accepted for compatibility only). */
-type EffectiveFlag = Exclude<(typeof FLAGS)[number], { ignored: true }>;
+export type EffectiveFlag = Exclude<(typeof FLAGS)[number], { ignored: true }>;
 
 /** Parsed flags, derived from {@link FLAGS}: camel-cased names. Durations are milliseconds. */
 export type Flags = { -readonly [F in EffectiveFlag as Camel<F["name"]>]: FlagValue<F> };

@@ -18,10 +18,15 @@ import type { Conditions } from "../lib/conditions.ts";
  * {@link Flags}, so what it depends on of the command line is in its signature).
  */
 export interface ControllerContext<F = Flags> {
+  /** The apiserver client every controller writes through. */
   client: KubeClient;
+  /** Shared informers: one watch per resource, whoever reads it. */
   informers: InformerFactory;
+  /** The cloud, through the provider contract. */
   provider: CloudProvider;
+  /** The command-line flags the controller reads (a `Pick` of {@link Flags}). */
   flags: F;
+  /** Where the controller registers its metrics. */
   metrics: Registry;
   /** An event recorder for one component name (e.g. `cloud-node-controller`). */
   recorder(component: string): EventRecorder;
@@ -44,7 +49,9 @@ export function partMissing(
 
 /** A running controller. Construction registers its informer handlers; `run` does the work. */
 export interface Controller {
+  /** The controller's name, as `--controllers` spells it. */
   readonly name: string;
+  /** Works until `signal` aborts, then resolves once every started sync has ended. */
   run(signal: AbortSignal): Promise<void>;
 }
 

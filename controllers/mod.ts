@@ -40,4 +40,5 @@ export {
   UNINITIALIZED_TAINT,
 } from "./node_metadata.ts";
 export { LB_FINALIZER } from "./service/mod.ts";
-export { ipamPlan } from "./node_ipam/mod.ts";
+export { type FamilyPlan, type IpamFlags, ipamPlan } from "./node_ipam/mod.ts";
+export type { ControllerName } from "../config/controllers_flag.ts";

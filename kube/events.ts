@@ -40,6 +40,7 @@ export class EventRecorder {
   readonly #writing = new Map<string, Promise<void>>();
   readonly #log = logger("events");
 
+  /** A recorder writing through `client` as `component` (on `host`, the event's `source.host`). */
   constructor(client: KubeClient, component: string, host = "") {
     this.#client = client;
     this.#component = component;

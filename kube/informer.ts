@@ -14,15 +14,21 @@ import { logger } from "../lib/log.ts";
 
 /** Callbacks for cache changes. They run synchronously and should only enqueue work. */
 export interface InformerHandlers<T> {
+  /** An object appeared (or was listed). */
   onAdd?(object: T): void;
+  /** An object changed (or a resync passed it, `previous === current`). */
   onUpdate?(previous: T, current: T): void;
+  /** An object went (its last known state). */
   onDelete?(object: T): void;
 }
 
 /** Settings of an {@link Informer}. */
 export interface InformerOptions {
+  /** Only objects in this namespace (default: all). */
   namespace?: string;
+  /** Only objects matching this label selector. */
   labelSelector?: string;
+  /** Only objects matching this field selector. */
   fieldSelector?: string;
   /** Every this many ms, `onUpdate(obj, obj)` is called for every cached object (0 = never). */
   resyncMs?: number;
@@ -65,6 +71,7 @@ export class Informer<T> {
   readonly #health: ((error: unknown | undefined) => void)[] = [];
   #failing = false;
 
+  /** An informer of `type` through `client`; nothing is read before {@link Informer.run}. */
   constructor(client: KubeClient, type: ResourceType<T>, options: InformerOptions = {}) {
     this.#client = client;
     this.#type = type;

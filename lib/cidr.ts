@@ -6,9 +6,11 @@
 
 /** A parsed CIDR range. */
 export interface Cidr {
+  /** 4 or 6. */
   family: 4 | 6;
   /** The network address as a big integer (host bits zeroed). */
   network: bigint;
+  /** The prefix length. */
   prefix: number;
   /** Canonical text, e.g. `10.244.0.0/16`. */
   text: string;

@@ -4,4 +4,4 @@
  *
  * @module
  */
-export { csrApproverController } from "./csr_approver.ts";
+export { csrApproverController, type CsrFlags } from "./csr_approver.ts";

@@ -4,4 +4,4 @@
  *
  * @module
  */
-export { nodeController } from "./node.ts";
+export { nodeController, type NodeFlags } from "./node.ts";

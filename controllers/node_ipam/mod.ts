@@ -5,5 +5,6 @@
  *
  * @module
  */
-export { nodeIpamController } from "./node_ipam.ts";
-export { ipamPlan } from "./node_ipam_plan.ts";
+export { nodeIpamController, type NodeIpamFlags } from "./node_ipam.ts";
+export type { Cidr } from "../../lib/cidr.ts";
+export { type FamilyPlan, type IpamFlags, ipamPlan } from "./node_ipam_plan.ts";

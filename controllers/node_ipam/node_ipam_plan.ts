@@ -16,6 +16,7 @@ export const ALLOCATOR_TYPES = ["CloudAllocator", "RangeAllocator"] as const;
 
 /** How one family's pod CIDRs are found. */
 export interface FamilyPlan {
+  /** 4 or 6. */
   family: 4 | 6;
   /** The family's range in `--cluster-cidr`: a pool's range, or what a machine's range must lie in. */
   clusterRange: Cidr;

@@ -4,4 +4,4 @@
  *
  * @module
  */
-export { CONFIRM_DELETION, nodeLifecycleController } from "./node_lifecycle.ts";
+export { CONFIRM_DELETION, type LifecycleFlags, nodeLifecycleController } from "./node_lifecycle.ts";

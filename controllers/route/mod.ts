@@ -4,4 +4,4 @@
  *
  * @module
  */
-export { routeController } from "./route.ts";
+export { routeController, type RouteFlags } from "./route.ts";

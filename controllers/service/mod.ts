@@ -5,5 +5,6 @@
  *
  * @module
  */
-export { LB_FINALIZER, serviceController } from "./service.ts";
+export { LB_FINALIZER, serviceController, type ServiceFlags } from "./service.ts";
+export type { HousekeepingFlags } from "./lb_housekeeping.ts";
 export { eligibleNode } from "./service_nodes.ts";

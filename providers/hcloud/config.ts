@@ -31,7 +31,9 @@ export type { AddressFamily, LoadBalancerDefaults };
 
 /** Everything the hcloud provider reads from the environment. */
 export interface HcloudConfig {
+  /** `HCLOUD_TOKEN` (or the file's content): never logged. */
   token: string;
+  /** `HCLOUD_ENDPOINT`: the Cloud API's base URL. */
   endpoint: string;
   /** Network name or ID (`HCLOUD_NETWORK`). */
   network?: string;
@@ -39,8 +41,11 @@ export interface HcloudConfig {
   tokenFromFile?: boolean;
   /** `HCLOUD_TOKEN_FILE` when the token comes from it: read again while running (rotation). */
   tokenFile?: string;
+  /** `HCLOUD_NETWORK_ROUTES_ENABLED`: routes in the Network for pod ranges. */
   networkRoutesEnabled: boolean;
+  /** `HCLOUD_INSTANCES_ADDRESS_FAMILY`: which public addresses Nodes get. */
   addressFamily: AddressFamily;
+  /** `HCLOUD_INSTANCES_ZONE_LABEL_ENABLED`: Nodes get the zone label. */
   zoneLabelEnabled: boolean;
   /**
    * `HCLOUD_INSTANCES_NODE_NAME_SUFFIX` (ours): a domain such as `.example.com`; a Node named
@@ -56,6 +61,7 @@ export interface HcloudConfig {
    * of the Node taint it becomes (`key:NoExecute`; default `NoSchedule`).
    */
   serverTaints?: ServerTaintPattern[];
+  /** `HCLOUD_SERVER_CACHE_MAX_AGE`: how old the server list may be for a lookup. */
   serverCacheMaxAgeMs: number;
   /** `HCLOUD_SERVER_REFRESH`: `actions` (follow the action logs) or `list` (full list every time). */
   serverRefresh: "actions" | "list";
@@ -64,8 +70,11 @@ export interface HcloudConfig {
    * when server labels or taints are copied to Nodes, else 24 hours).
    */
   serverFullListPeriodMs: number;
+  /** `HCLOUD_METRICS_ENABLED`: the metrics endpoint is served. */
   metricsEnabled: boolean;
+  /** `HCLOUD_METRICS_ADDRESS`: where it listens. */
   metricsAddress: string;
+  /** `HCLOUD_LOAD_BALANCERS_*`: the defaults of every balancer. */
   loadBalancers: LoadBalancerDefaults;
   /** `ROBOT_*`: dedicated root servers. */
   robot: RobotConfig;

@@ -32,9 +32,13 @@ export class ConfiguredNetwork {
 
 /** See the module doc. */
 export interface HcloudContext {
+  /** The Cloud API client (one token, one request count). */
   readonly client: HcloudClient;
+  /** The server list every part reads. */
   readonly cache: ServerCache;
+  /** Waits for the actions writes start. */
   readonly actions: ActionWaiter;
+  /** `HCLOUD_NETWORK`, resolved at initialization. */
   readonly network: ConfiguredNetwork;
   /** `ROBOT_ENABLED`: Robot Nodes are ours (without it they are left alone). */
   readonly robotEnabled: boolean;

@@ -23,10 +23,15 @@ import { RobotClient, RobotServers } from "./robot/mod.ts";
 
 /** See the module doc. */
 export class HcloudProvider implements CloudProvider {
+  /** The provider's name, as `--cloud-provider` spells it. */
   readonly name = "hcloud";
+  /** The Cloud API client every part calls through (one token, one request count). */
   readonly client: HcloudClient;
+  /** The server list instances, routes and targets read. */
   readonly cache: ServerCache;
+  /** Waits for the actions the writes start. */
   readonly actions: ActionWaiter;
+  /** Nodes' machines: Cloud servers and, when enabled, Robot servers. */
   readonly instances: HcloudInstances;
   /** Present when `HCLOUD_NETWORK` is set and `HCLOUD_NETWORK_ROUTES_ENABLED` is not false. */
   readonly routes?: HcloudRoutes;
@@ -34,6 +39,7 @@ export class HcloudProvider implements CloudProvider {
   readonly loadBalancers?: HcloudLoadBalancers;
   /** Why routes or load balancers are off: the setting that turns them on (see the contract). */
   readonly absent: { readonly loadBalancers?: string; readonly routes?: string };
+  /** The configuration read from the environment at start. */
   readonly config: HcloudConfig;
   /** `HCLOUD_METRICS_ADDRESS` (default `:8233`, all interfaces) unless `HCLOUD_METRICS_ENABLED=false`. */
   readonly metricsAddress?: { hostname: string; port: number };
@@ -49,6 +55,7 @@ export class HcloudProvider implements CloudProvider {
   /** The Robot server list, when Robot is enabled with credentials. */
   readonly robot?: RobotServers;
 
+  /** The provider for `config`, counting its requests in `registry`. */
   constructor(config: HcloudConfig, registry?: Registry, userAgent = "deno-ccm") {
     this.config = config;
     this.#credentials = new Credentials({ token: config.token, file: config.tokenFile });
@@ -252,8 +259,9 @@ export class HcloudProvider implements CloudProvider {
 }
 
 // What tests, tools and the conformance suite use of the rooms inside, through this door.
-export { type LoadBalancerDefaults, readHcloudConfig } from "./config.ts";
-export { hcloudContext } from "./context.ts";
+export { type HcloudConfig, type LoadBalancerDefaults, readHcloudConfig } from "./config.ts";
+export { ConfiguredNetwork, type HcloudContext, hcloudContext } from "./context.ts";
+export { RecordSeal } from "./record_seal.ts";
 export { HcloudInstances } from "./instances/mod.ts";
 export {
   annotationsPage,

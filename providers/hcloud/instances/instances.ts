@@ -64,6 +64,7 @@ export class HcloudInstances implements Instances {
   /** Robot Nodes, when `ROBOT_ENABLED`. */
   readonly #robot?: RobotInstances;
 
+  /** Instances over the shared context's client and server cache. */
   constructor(ctx: HcloudContext, options: InstancesOptions) {
     this.#client = ctx.client;
     this.#cache = ctx.cache;

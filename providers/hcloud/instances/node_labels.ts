@@ -40,7 +40,9 @@ export function nodeLabelsFromServer(
 
 /** A server label key (or `prefix*`) whose labels become Node taints, and their effect. */
 export interface ServerTaintPattern {
+  /** A server label key, or a prefix ending in `*`. */
   pattern: string;
+  /** The taint's effect. */
   effect: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
 }
 

@@ -15,10 +15,15 @@ import { redirectPort } from "./spec/mod.ts";
 
 /** An LB service as we send it. */
 export interface DesiredService {
+  /** The service's protocol. */
   protocol: "tcp" | "http" | "https";
+  /** The port the balancer listens on. */
   listen_port: number;
+  /** The port on the target it sends to (the NodePort, or the Service's port with private IPs). */
   destination_port: number;
+  /** Whether the target receives the PROXY protocol header. */
   proxyprotocol: boolean;
+  /** How the balancer checks each target. */
   health_check: {
     protocol: "tcp" | "http";
     port: number;
@@ -27,6 +32,7 @@ export interface DesiredService {
     retries?: number;
     http?: { domain: string | null; path: string; status_codes?: string[]; tls: boolean };
   };
+  /** HTTP settings (http and https services only). */
   http?: {
     cookie_name?: string;
     cookie_lifetime?: number;

@@ -29,13 +29,15 @@ export const NETWORK_ROUTE_LIMIT = 100;
 
 /** See the module doc. The network's ID is read when used, since it is resolved at initialization. */
 export class HcloudRoutes implements Routes {
-  readonly maxRoutes = NETWORK_ROUTE_LIMIT;
+  /** The routes a Network holds (the API's limit). */
+  readonly maxRoutes: number = NETWORK_ROUTE_LIMIT;
   readonly #client: HcloudClient;
   readonly #actions: ActionWaiter;
   readonly #configured: ConfiguredNetwork;
   readonly #cache: ServerCache;
   #network?: NetworkInfo;
 
+  /** Routes of the configured Network, through the shared context. */
   constructor(ctx: HcloudContext) {
     this.#client = ctx.client;
     this.#actions = ctx.actions;

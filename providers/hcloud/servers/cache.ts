@@ -51,7 +51,9 @@ const BATCH_WINDOW_MS = 50;
 /** See the module doc. */
 export class ServerCache {
   readonly #client: HcloudClient;
+  /** How old a snapshot may be before a lookup refreshes it. */
   readonly maxAgeMs: number;
+  /** How a refresh reads: the action logs, or a full list. */
   readonly refreshMode: RefreshMode;
   readonly #fullListPeriodMs: number;
   readonly #log = logger("hcloud", "servers");
@@ -66,6 +68,7 @@ export class ServerCache {
   readonly #listeners: ((snapshot: ServerSnapshot) => void)[] = [];
   readonly #direct = new Map<number, { at: number; read: Promise<ServerInfo | undefined> }>();
 
+  /** A cache reading through `client`. */
   constructor(client: HcloudClient, options: ServerCacheOptions = {}) {
     this.#client = client;
     this.maxAgeMs = options.maxAgeMs ?? 10_000;

@@ -24,8 +24,11 @@ export { TARGET_LABEL };
 
 /** What {@link ServerLabeler.checkResolved} reads of a load balancer. */
 export interface ResolvedBalancer {
+  /** The balancer's ID. */
   id: number;
+  /** Its type, for the target limit. */
   load_balancer_type?: { max_targets?: number };
+  /** Its targets, label selectors with what they resolved to. */
   targets: {
     type: string;
     label_selector?: { selector: string };
@@ -47,6 +50,7 @@ export class ServerLabeler {
   #repairQueued = false;
   #tail: Promise<void> = Promise.resolve();
 
+  /** Labels servers through `client`, following the snapshots of `cache`. */
   constructor(private readonly client: HcloudClient, private readonly cache: ServerCache) {
     cache.onSnapshot((snapshot) => {
       if (this.#latest) void this.#enqueue(snapshot).catch(() => {});

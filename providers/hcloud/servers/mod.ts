@@ -4,6 +4,6 @@
  *
  * @module
  */
-export { ipv6HostOne, ServerCache, type ServerSnapshot } from "./cache.ts";
-export { ServerLabeler, TARGET_LABEL } from "./labeler.ts";
+export { type Freshness, ipv6HostOne, type RefreshMode, ServerCache, type ServerSnapshot } from "./cache.ts";
+export { type ResolvedBalancer, ServerLabeler, TARGET_LABEL } from "./labeler.ts";
 export { buildSnapshot } from "./snapshot.ts";

@@ -12,10 +12,13 @@ export interface ServerSnapshot {
   at: number;
   /** True when it comes from a full list (false: an incremental refresh of an older one). */
   full: boolean;
+  /** Servers by ID. */
   byId: Map<number, ServerInfo>;
+  /** Servers by name. */
   byName: Map<string, ServerInfo>;
   /** Public IPv4, `::1` of the IPv6 network, and private IPs → servers having them. */
   byIp: Map<string, ServerInfo[]>;
+  /** Every server, in the list's order. */
   all: ServerInfo[];
 }
 

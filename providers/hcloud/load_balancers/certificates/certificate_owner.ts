@@ -38,6 +38,7 @@ export interface CertificateFacts {
 
 /** What the owner rule knows of the cluster. */
 export interface OwnerContext {
+  /** This cluster's ID, once known. */
   clusterId?: string;
   /** Whether a Service UID is live in this cluster (unknown: assume it is, the safe side). */
   serviceExists(uid: string): boolean;

@@ -5,4 +5,5 @@
  * @module
  */
 export { LbCertificates } from "./certificates.ts";
+export type { OwnerContext } from "./certificate_owner.ts";
 export { TlsCertificates } from "./tls_secrets.ts";

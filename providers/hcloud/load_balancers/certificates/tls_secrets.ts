@@ -75,6 +75,7 @@ export class TlsCertificates {
   /** Secret refs (hashes) → the content whose older certificates are known gone (this process). */
   readonly #clean = new Map<string, string>();
 
+  /** Certificates from Secrets, uploaded and deleted through `client`. */
   constructor(private readonly client: HcloudClient) {}
 
   /**

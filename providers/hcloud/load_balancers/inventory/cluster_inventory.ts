@@ -27,14 +27,18 @@ import type { ClusterFacts } from "../cluster_facts.ts";
 
 /** What the inventory reads of the load balancers' state. */
 export interface InventorySources {
+  /** The Cloud API client. */
   client: HcloudClient;
   /**
    * The cluster served: nothing is listed or swept without its identity; while its Services are
    * unknown every owner is taken to be alive.
    */
   facts: ClusterFacts;
+  /** Labels servers for label-selector targets; checks what balancers resolve. */
   labeler: ServerLabeler;
+  /** The namespace-shared balancers. */
   shared: SharedBalancers;
+  /** The balancers made outside Kubernetes that Services co-manage. */
   coManaged: CoManagedBalancers;
   /** What the last successful sync asked of each balancer (by ID). */
   asked: ReadonlyMap<number, DriftRecord>;
@@ -53,6 +57,7 @@ const TLS_ORPHAN_MIN_AGE_MS = 10 * 60_000;
 
 /** See the module doc. */
 export class ClusterInventory implements LoadBalancerInventory {
+  /** An inventory over the balancers, certificates and Services `sources` give. */
   constructor(readonly sources: InventorySources) {}
 
   /** See {@link LoadBalancerInventory.owners}. */

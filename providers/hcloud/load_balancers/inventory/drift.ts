@@ -25,9 +25,13 @@ type LB = components["schemas"]["load_balancer"];
 
 /** What the last successful sync of a balancer asked for. */
 export interface DriftRecord {
+  /** The UID of the Service the balancer belongs to. */
   serviceUid: string;
+  /** The cluster ID the balancer is labelled with, when it is. */
   clusterId?: string;
+  /** The Service as it was read for that sync. */
   spec: LoadBalancerSpec;
+  /** The services (ports) the balancer was given. */
   services: DesiredService[];
   /** A label-selector target, or the servers targeted one by one. */
   targets: { selector: string } | { serverIds: number[] };

@@ -4,6 +4,6 @@
  *
  * @module
  */
-export { ClusterInventory } from "./cluster_inventory.ts";
+export { ClusterInventory, type InventorySources } from "./cluster_inventory.ts";
 export { driftPageSize, type DriftRecord } from "./drift.ts";
-export { TargetHealthGauge } from "./target_health.ts";
+export { type BalancerHealth, type TargetHealth, TargetHealthGauge } from "./target_health.ts";

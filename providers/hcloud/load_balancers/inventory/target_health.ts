@@ -15,8 +15,11 @@ type LB = Schemas["load_balancer"];
 
 /** Targets by health. */
 export interface TargetHealth {
+  /** Targets the API reports healthy. */
   healthy: number;
+  /** Targets the API reports unhealthy. */
   unhealthy: number;
+  /** Targets whose health the API does not know yet. */
   unknown: number;
 }
 
@@ -60,12 +63,14 @@ export function allUnhealthy(lb: Pick<LB, "targets" | "services">): string | und
 
 /** One balancer's target health, taken from the API's answer before its details are dropped. */
 export interface BalancerHealth {
+  /** The balancer's name. */
   name: string;
   /**
    * `namespace/name` of its Service, `namespace/shared:<key>` for a shared balancer, or the owner UID
    * for a balancer without identity labels.
    */
   service: string;
+  /** How many of its targets pass their checks. */
   health: TargetHealth;
 }
 
@@ -87,6 +92,7 @@ export function balancerHealth(lb: Pick<LB, "name" | "labels" | "targets">): Bal
 export class TargetHealthGauge {
   readonly #gauge;
 
+  /** Registers the gauge in `registry`. */
   constructor(registry: Registry) {
     this.#gauge = registry.gauge(
       "hcloud_load_balancer_targets",

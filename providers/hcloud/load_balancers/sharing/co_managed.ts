@@ -172,7 +172,10 @@ export function planRelease(
 }
 
 /** Finds the balancer `ref` names (an ID or a name); undefined when there is none. */
-export async function findCoManaged(client: HcloudClient, ref: string): Promise<LB | undefined> {
+export async function findCoManaged(
+  client: HcloudClient,
+  ref: string,
+): Promise<Schemas["load_balancer"] | undefined> {
   if (/^\d+$/.test(ref)) {
     try {
       return (await client.call(

@@ -28,6 +28,7 @@ export interface SharingParts {
 export class SharingSync {
   readonly #p: SharingParts;
 
+  /** Syncs over the shared and co-managed balancers and the parts they use. */
   constructor(parts: SharingParts) {
     this.#p = parts;
   }

@@ -199,7 +199,7 @@ export class SharedBalancers {
   }
 
   /** The balancer `service` serves on, if any (for `getLoadBalancer`). */
-  async find(service: Service, key: string): Promise<LB | undefined> {
+  async find(service: Service, key: string): Promise<Schemas["load_balancer"] | undefined> {
     const clusterId = this.#facts.clusterId();
     if (!clusterId) return undefined;
     const listed = await this.#list(clusterId, service.metadata?.namespace ?? "default", key);
@@ -207,7 +207,7 @@ export class SharedBalancers {
   }
 
   /** What differs on a listed shared balancer from what its members asked, by member UID. */
-  drift(lb: LB): Map<string, string[]> {
+  drift(lb: Schemas["load_balancer"]): Map<string, string[]> {
     const out = new Map<string, string[]>();
     for (const [uid, ask] of this.asked.get(lb.id) ?? []) {
       const words = sharedDriftOf(lb, ask);

@@ -53,6 +53,7 @@ export interface AnnotationReference {
   meaning: string;
   /** How it relates to the official CCM. */
   hccm: string;
+  /** Who writes it (default: a namespace tenant). */
   writer?: Writer;
 }
 

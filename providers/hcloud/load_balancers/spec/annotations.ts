@@ -40,53 +40,89 @@ export { HccmStage } from "./hccm_stage.ts";
 export { earliestStage, HCCM_STAGE, KNOWN_ANNOTATIONS } from "./registry.ts";
 
 /** The annotation prefix (names.ts). */
-export const PREFIX = LB_ANNOTATION_PREFIX;
+export const PREFIX: string = LB_ANNOTATION_PREFIX;
 
 /** Health check settings for every LB service. */
 export interface HealthCheckSpec {
+  /** `health-check-protocol`: how the balancer checks a target. */
   protocol?: "tcp" | "http" | "https";
+  /** `health-check-port`: the port checked (default: the destination port). */
   port?: number;
+  /** `health-check-interval`, in seconds. */
   intervalSeconds?: number;
+  /** `health-check-timeout`, in seconds. */
   timeoutSeconds?: number;
+  /** `health-check-retries`: failed checks before a target counts as unhealthy. */
   retries?: number;
+  /** `health-check-http-domain`: the Host header of an HTTP check. */
   httpDomain?: string;
+  /** `health-check-http-path`: the path an HTTP check requests. */
   httpPath?: string;
+  /** `health-check-http-validate-certificate`: whether an HTTPS check validates the certificate. */
   httpValidateCertificate?: boolean;
+  /** `health-check-http-status-codes`: the status codes (or patterns such as `2??`) that pass. */
   httpStatusCodes?: string[];
 }
 
 /** Everything the annotations and defaults ask for. `undefined` means "leave as it is". */
 export interface LoadBalancerSpec {
+  /** `name`: the balancer's name (default: `a` + the Service's UID without dashes, as the official CCM). */
   name?: string;
+  /** `location`: where a new balancer is made (exclusive with `networkZone`). */
   location?: string;
+  /** `network-zone`: the zone a new balancer is made in. */
   networkZone?: string;
+  /** `type`: the balancer type, e.g. `lb11`. */
   type?: string;
+  /** `algorithm-type`: how connections are spread over targets. */
   algorithm?: "round_robin" | "least_connections";
+  /** `disable-public-network`: the balancer has no public interface. */
   disablePublicNetwork?: boolean;
+  /** `ipv6-disabled`: the ingress lists no IPv6 address. */
   ipv6Disabled: boolean;
+  /** `disable-private-ingress`: the ingress lists no private address. */
   disablePrivateIngress: boolean;
+  /** `use-private-ip`: targets are reached through the Network. */
   usePrivateIp: boolean;
+  /** `private-ipv4`: the balancer's address in the Network. */
   privateIpv4?: string;
+  /** `private-subnet-ip-range`: the Network's subnet the balancer attaches to. */
   privateSubnetIpRange?: string;
+  /** `hostname`: the ingress names this host instead of addresses. */
   hostname?: string;
+  /** `protocol`: `tcp`, `http` or `https` for every port without its own. */
   protocol: "tcp" | "http" | "https";
+  /** `uses-proxyprotocol`: targets receive the PROXY protocol header. */
   proxyProtocol: boolean;
+  /** `node-selector`: only Nodes matching this label selector become targets. */
   nodeSelector?: string;
+  /** `http-cookie-name`: the sticky-session cookie. */
   cookieName?: string;
+  /** `http-cookie-lifetime`, in seconds. */
   cookieLifetimeSeconds?: number;
+  /** `http-timeout-idle`: how long an idle HTTP connection stays open, in seconds. */
   idleTimeoutSeconds?: number;
+  /** `certificate-type`: `uploaded` certificates are named, `managed` ones are requested. */
   certificateType: "uploaded" | "managed";
+  /** `http-certificates`: uploaded certificates by name or ID. */
   certificates: string[];
+  /** `http-managed-certificate-name`: the name of the managed certificate requested. */
   managedCertificateName?: string;
+  /** `http-managed-certificate-domains`: the domains a managed certificate covers. */
   managedCertificateDomains: string[];
   /** Take over a same-named balancer that carries no owner label (ours, opt-in). */
   adoptExisting: boolean;
   /** Sent only when annotated (the official CCM's rule): values set elsewhere are left alone. */
   redirectHttp?: boolean;
+  /** `http-sticky-sessions`: requests of one client go to one target (sent only when annotated). */
   stickySessions?: boolean;
+  /** The `health-check-*` annotations (and the operator's defaults). */
   healthCheck: HealthCheckSpec;
+  /** `ipv4-rdns`: the reverse DNS entry of the public IPv4. */
   ipv4Rdns?: string;
+  /** `ipv6-rdns`: the reverse DNS entry of the public IPv6. */
   ipv6Rdns?: string;
+  /** `protection-delete`: the balancer carries delete protection. */
   protectDelete?: boolean;
   /** `http-managed-certificate-acme-staging`: the managed certificate comes from Let's Encrypt's staging CA. */
   acmeStaging: boolean;
@@ -94,6 +130,7 @@ export interface LoadBalancerSpec {
   typeAnnotated: boolean;
   /** `public-net-ipv4` / `-ipv6`: Primary IP IDs the balancer is created with (creation only). */
   publicNetIpv4?: number;
+  /** `public-net-ipv6`: the Primary IPv6 ID (creation only). */
   publicNetIpv6?: number;
   /** `attach-to`: a balancer made outside Kubernetes (name or ID) this Service co-manages (ours). */
   attachTo?: string;

@@ -7,19 +7,33 @@
 
 /** Defaults for load balancers (`HCLOUD_LOAD_BALANCERS_*`); `undefined` = not set. */
 export interface LoadBalancerDefaults {
+  /** `HCLOUD_LOAD_BALANCERS_ENABLED`: the service controller runs. */
   enabled: boolean;
+  /** `HCLOUD_LOAD_BALANCERS_LOCATION`. */
   location?: string;
+  /** `HCLOUD_LOAD_BALANCERS_NETWORK_ZONE`. */
   networkZone?: string;
+  /** `HCLOUD_LOAD_BALANCERS_TYPE`. */
   type?: string;
+  /** `HCLOUD_LOAD_BALANCERS_ALGORITHM_TYPE`. */
   algorithmType?: "round_robin" | "least_connections";
+  /** `HCLOUD_LOAD_BALANCERS_DISABLE_PRIVATE_INGRESS`. */
   disablePrivateIngress: boolean;
+  /** `HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP`. */
   usePrivateIp: boolean;
+  /** `HCLOUD_LOAD_BALANCERS_DISABLE_IPV6`. */
   disableIpv6: boolean;
+  /** `HCLOUD_LOAD_BALANCERS_DISABLE_PUBLIC_NETWORK`. */
   disablePublicNetwork?: boolean;
+  /** `HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL`. */
   usesProxyProtocol?: boolean;
+  /** `HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_INTERVAL`, in ms. */
   healthCheckIntervalMs?: number;
+  /** `HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_TIMEOUT`, in ms. */
   healthCheckTimeoutMs?: number;
+  /** `HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES`. */
   healthCheckRetries?: number;
+  /** `HCLOUD_LOAD_BALANCERS_PRIVATE_SUBNET_IP_RANGE`. */
   privateSubnetIpRange?: string;
   /**
    * `HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES`: the namespaces whose Services may name cloud

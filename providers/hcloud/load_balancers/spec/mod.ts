@@ -10,14 +10,20 @@ export {
   defaultLoadBalancerName,
   earliestStage,
   HccmStage,
+  type HealthCheckSpec,
   KNOWN_ANNOTATIONS,
   type LoadBalancerSpec,
   parseLoadBalancerSpec,
   PREFIX,
 } from "./annotations.ts";
-export { annotationsPage, OWN_ANNOTATION_REFERENCE } from "./annotation_reference.ts";
+export {
+  type AnnotationReference,
+  annotationsPage,
+  OWN_ANNOTATION_REFERENCE,
+  type Writer,
+} from "./annotation_reference.ts";
 export { type ValueKind, valueKind } from "./annotation_rules.ts";
 export { type LoadBalancerDefaults } from "./defaults.ts";
-export { redirectPort, tlsSecretNames } from "./port_settings.ts";
+export { type PortSettings, redirectPort, tlsSecretNames } from "./port_settings.ts";
 export { shareErrors } from "./share_key.ts";
 export { parseUserLabels } from "./user_labels.ts";

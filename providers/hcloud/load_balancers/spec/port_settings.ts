@@ -47,6 +47,7 @@ export type PortSetting = (typeof PORT_SETTINGS)[number];
 
 /** What one port overrides; `undefined`: as the Service-wide annotations say. */
 export interface PortSettings {
+  /** `tcp`, `http` or `https` for this port. */
   protocol?: "tcp" | "http" | "https";
   /** Uploaded certificates by name or ID. */
   certificates?: string[];
@@ -54,8 +55,11 @@ export interface PortSettings {
   certificateType?: "uploaded" | "managed";
   /** A TLS Secret in the Service's namespace (tls_secrets.ts). */
   tlsSecret?: string;
+  /** Port 80 redirects to this https port. */
   redirectHttp?: boolean;
+  /** This port's targets receive the PROXY protocol header. */
   proxyProtocol?: boolean;
+  /** This port's health-check settings. */
   healthCheck: {
     protocol?: "tcp" | "http" | "https";
     port?: number;

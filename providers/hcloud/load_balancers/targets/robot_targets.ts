@@ -14,7 +14,9 @@ import type { RobotServers } from "../../robot/mod.ts";
 
 /** How Robot Nodes are reached: `enabled` is `ROBOT_ENABLED`; `servers` exists with credentials. */
 export interface RobotTargetContext {
+  /** `ROBOT_ENABLED`. */
   enabled: boolean;
+  /** The Robot server list, present with credentials. */
   servers?: RobotServers;
 }
 

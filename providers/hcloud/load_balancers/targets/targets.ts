@@ -17,8 +17,6 @@ import { parseProviderId } from "../../provider_id.ts";
 import { type LbAction, planLabelTarget, planServerTargets } from "../plan.ts";
 import { executeLbAction } from "../actions.ts";
 
-type LB = Schemas["load_balancer"];
-
 /** See the module doc. */
 export class LbTargets {
   readonly #client: HcloudClient;
@@ -27,6 +25,7 @@ export class LbTargets {
   /** IP targets last applied per balancer name: a node-set change that leaves them alone costs nothing. */
   readonly appliedIps = new Map<string, string>();
 
+  /** Targets written through `client`, their actions awaited by `waiter`; Robot Nodes per `robot`. */
   constructor(client: HcloudClient, waiter: ActionWaiter, robot: RobotTargetContext) {
     this.#client = client;
     this.#waiter = waiter;
@@ -37,7 +36,7 @@ export class LbTargets {
    * One label-selector target: added first, then every other target (server targets of the
    * official CCM, say) removed, so traffic never loses its backends while migrating.
    */
-  async label(lb: LB, selector: string, usePrivateIp: boolean): Promise<boolean> {
+  async label(lb: Schemas["load_balancer"], selector: string, usePrivateIp: boolean): Promise<boolean> {
     const actions = planLabelTarget(lb, selector, usePrivateIp);
     for (const action of actions) await executeLbAction(this.#client, this.#waiter, lb.id, action);
     return actions.length > 0;
@@ -52,7 +51,7 @@ export class LbTargets {
     spec: LoadBalancerSpec,
     nodes: Node[],
     warnings: ProviderWarning[],
-    find: () => Promise<LB | undefined>,
+    find: () => Promise<Schemas["load_balancer"] | undefined>,
   ): Promise<boolean> {
     if (!this.#robot.enabled) return false;
     const robotTargets = await robotTargetIps(selectedNodes(nodes, spec), spec.usePrivateIp, this.#robot);
@@ -64,7 +63,11 @@ export class LbTargets {
   }
 
   /** IP targets: Robot Nodes' added, others removed (see robot_targets.ts). */
-  ips(lb: LB, wanted: Map<string, string>, warnings: ProviderWarning[]): Promise<boolean> {
+  ips(
+    lb: Schemas["load_balancer"],
+    wanted: Map<string, string>,
+    warnings: ProviderWarning[],
+  ): Promise<boolean> {
     const act = (action: LbAction) => executeLbAction(this.#client, this.#waiter, lb.id, action);
     return reconcileIpTargets(lb, wanted, warnings, {
       remove: (ip) => act({ kind: "remove_target", target: { type: "ip", ip: { ip } } }),
@@ -75,7 +78,7 @@ export class LbTargets {
 
   /** Server targets: removes foreign and stale ones (or ones with the wrong private-IP flag), adds missing ones. */
   async servers(
-    lb: LB,
+    lb: Schemas["load_balancer"],
     ids: number[],
     spec: LoadBalancerSpec,
     warnings: ProviderWarning[],
