@@ -24,6 +24,7 @@ import { abortableSleep, backoffDelay } from "./lib/sleep.ts";
 import { Registry } from "./lib/metrics.ts";
 import { serveStatus } from "./lib/status_server.ts";
 import { Conditions } from "./lib/conditions.ts";
+import { SYSTEM_CLOCK } from "./lib/clock.ts";
 import { logger, redact } from "./lib/log.ts";
 import { processMetrics } from "./lib/process_metrics.ts";
 import { ConfigError } from "./lib/config_error.ts";
@@ -197,6 +198,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
         metrics: registry,
         recorder,
         conditions,
+        clock: SYSTEM_CLOCK,
       };
       return runControllers(ctx, options.enabled, options.factories, leading, () => state.synced = true);
     };

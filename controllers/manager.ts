@@ -12,6 +12,7 @@ import type { Flags } from "../config/flags.ts";
 import type { ControllerName } from "../config/controllers_flag.ts";
 import type { CloudProvider } from "../providers/provider.ts";
 import type { Conditions } from "../lib/conditions.ts";
+import type { Clock } from "../lib/clock.ts";
 
 /**
  * What every controller gets; `F`: the flags it reads (a controller declares them as a `Pick` of
@@ -32,6 +33,8 @@ export interface ControllerContext<F = Flags> {
   recorder(component: string): EventRecorder;
   /** Problems shown by `/readyz` (absent in contexts that serve none). */
   conditions?: Conditions;
+  /** Periods, delays and the ages they compare run on it (the system clock; a fake one in tests). */
+  clock: Clock;
 }
 
 /**

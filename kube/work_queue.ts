@@ -7,6 +7,7 @@
  */
 import type { Registry } from "../lib/metrics.ts";
 import { logger } from "../lib/log.ts";
+import { type Clock, type Quiescent, SYSTEM_CLOCK, type TimerId } from "../lib/clock.ts";
 
 /** Settings of a {@link WorkQueue}. */
 export interface WorkQueueOptions {
@@ -15,6 +16,8 @@ export interface WorkQueueOptions {
   /** Largest retry delay in ms (default 1000 s, as client-go). */
   maxDelayMs?: number;
   metrics?: Registry;
+  /** The clock its delays run on (default: the system's; tests: a fake one). */
+  clock?: Clock;
 }
 
 /** A reconcile result asking for another run after a fixed delay (no backoff growth). */
@@ -42,25 +45,29 @@ export type RetryPolicy = (err: unknown) => { afterMs: number } | "forget" | und
 const defaultPolicy: RetryPolicy = (err) => hasRetryAfter(err) ? { afterMs: err.retryAfterMs } : undefined;
 
 /** The queue. Keys are strings such as `namespace/name`. */
-export class WorkQueue {
+export class WorkQueue implements Quiescent {
   readonly name: string;
   readonly #queue: string[] = [];
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #failures = new Map<string, number>();
-  readonly #delayed = new Map<string, { at: number; timer: ReturnType<typeof setTimeout> }>();
+  readonly #delayed = new Map<string, { at: number; timer: TimerId }>();
+  readonly #clock: Clock;
   readonly #addedAt = new Map<string, number>();
   readonly #startedAt = new Map<string, number>();
   readonly #waiters: ((key: string | undefined) => void)[] = [];
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
   #shuttingDown = false;
+  #steps = 0;
   readonly #m;
 
   constructor(name: string, options: WorkQueueOptions = {}) {
     this.name = name;
     this.#baseDelayMs = options.baseDelayMs ?? 5;
     this.#maxDelayMs = options.maxDelayMs ?? 1_000_000;
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
+    this.#clock.watch?.(this);
     const r = options.metrics;
     this.#m = r && {
       depth: r.gauge("workqueue_depth", "Current depth of the work queue."),
@@ -77,6 +84,7 @@ export class WorkQueue {
   /** Queues `key` unless it is already waiting. */
   add(key: string): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#steps++;
     this.#dirty.add(key);
     this.#m?.adds.inc({ name: this.name });
     if (!this.#addedAt.has(key)) this.#addedAt.set(key, performance.now());
@@ -91,11 +99,11 @@ export class WorkQueue {
   addAfter(key: string, ms: number): void {
     if (this.#shuttingDown) return;
     if (ms <= 0) return this.add(key);
-    const at = Date.now() + ms;
+    const at = this.#clock.now() + ms;
     const pending = this.#delayed.get(key);
     if (pending && pending.at <= at) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
+    if (pending) this.#clock.clearTimeout(pending.timer);
+    const timer = this.#clock.setTimeout(() => {
       this.#delayed.delete(key);
       this.add(key);
     }, ms);
@@ -127,7 +135,7 @@ export class WorkQueue {
   retryFailedNow(): string[] {
     const keys = [...this.#failures.keys()].filter((key) => this.#delayed.has(key));
     for (const key of keys) {
-      clearTimeout(this.#delayed.get(key)!.timer);
+      this.#clock.clearTimeout(this.#delayed.get(key)!.timer);
       this.#delayed.delete(key);
       this.add(key);
     }
@@ -137,6 +145,16 @@ export class WorkQueue {
   /** How many times `key` has been retried since its last success. */
   retries(key: string): number {
     return this.#failures.get(key) ?? 0;
+  }
+
+  /** Nothing waiting now and nothing in process (delayed keys aside: they wait for their time). */
+  /** Keys added, handed out and finished so far (a test clock's sign of movement). */
+  get steps(): number {
+    return this.#steps;
+  }
+
+  get idle(): boolean {
+    return this.#queue.length === 0 && this.#processing.size === 0;
   }
 
   /** Keys waiting now (not delayed, not in process). */
@@ -157,6 +175,7 @@ export class WorkQueue {
 
   /** Marks `key` finished; if it was added meanwhile it is queued again. */
   done(key: string): void {
+    this.#steps++;
     this.#processing.delete(key);
     const started = this.#startedAt.get(key);
     this.#startedAt.delete(key);
@@ -174,7 +193,7 @@ export class WorkQueue {
   /** Stops handing out keys; waiting `get()` calls resolve `undefined`. */
   shutDown(): void {
     this.#shuttingDown = true;
-    for (const { timer } of this.#delayed.values()) clearTimeout(timer);
+    for (const { timer } of this.#delayed.values()) this.#clock.clearTimeout(timer);
     this.#delayed.clear();
     for (const waiter of this.#waiters.splice(0)) waiter(undefined);
   }
@@ -184,6 +203,7 @@ export class WorkQueue {
   }
 
   #take(key: string): string {
+    this.#steps++;
     this.#dirty.delete(key);
     this.#processing.add(key);
     const added = this.#addedAt.get(key);

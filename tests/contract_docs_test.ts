@@ -46,6 +46,7 @@ const SHARED = [
   "lib/metrics.ts",
   "lib/conditions.ts",
   "lib/sleep.ts",
+  "lib/clock.ts",
 ];
 
 /** Every room's door in the repository (tests, tools and build output aside). */

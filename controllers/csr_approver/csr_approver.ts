@@ -65,6 +65,7 @@ class CsrApprover implements Controller {
     this.#instances = instances;
     this.#recorder = ctx.recorder(CSR_APPROVER);
     this.#queue = new WorkQueue("csr-approver", {
+      clock: ctx.clock,
       baseDelayMs: 1_000,
       maxDelayMs: 300_000,
       metrics: ctx.metrics,

@@ -29,7 +29,7 @@ import { syncedLabelsPatch } from "./synced_labels.ts";
 import { sameTaints, syncedTaintsPatch } from "./synced_taints.ts";
 import { sharedAddresses } from "./shared_addresses.ts";
 import { warningsOf } from "../../providers/errors.ts";
-import { abortableSleep } from "../../lib/sleep.ts";
+import { sleepOn } from "../../lib/clock.ts";
 import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { reconcilePolicy, rootCause, TerminalError } from "../../kube/reconcile.ts";
@@ -68,6 +68,7 @@ class NodeController implements Controller {
     this.#ctx = ctx;
     this.#instances = instances;
     this.#queue = new WorkQueue("cloud-node", {
+      clock: ctx.clock,
       baseDelayMs: 500,
       maxDelayMs: 300_000,
       metrics: ctx.metrics,
@@ -267,7 +268,7 @@ class NodeController implements Controller {
   async #refreshLoop(signal: AbortSignal): Promise<void> {
     const period = this.#ctx.flags.nodeStatusUpdateFrequency;
     while (!signal.aborted) {
-      await abortableSleep(period, signal).catch(() => {});
+      await sleepOn(this.#ctx.clock, period, signal).catch(() => {});
       if (signal.aborted) return;
       const nodes = this.#ctx.informers.for(NODES).list().filter((n) =>
         !hasTaint(n, UNINITIALIZED_TAINT) && managedNode(n)

@@ -39,6 +39,23 @@ Deno.test("node controller (fake provider): an uninitialized Node gets provider 
   assertEquals(hasTaint(stranger, UNINITIALIZED_TAINT), true, "no machine: the taint stays");
 });
 
+Deno.test("node controller (fake provider): a Node whose machine appears later is initialized by a direct sync of its key, no period waited", async () => {
+  const fake = new FakeProvider();
+  const t = newController(nodeController, fake);
+  t.apiserver.seed("nodes", node("late", { uninitialized: true }));
+  await t.run(async () => {
+    assertEquals(
+      hasTaint(t.apiserver.object<Node>("nodes", "late")!, UNINITIALIZED_TAINT),
+      true,
+      "no machine yet",
+    );
+    fake.addMachine("late");
+    await t.sync("cloud-node", "late");
+    const late = t.apiserver.object<Node>("nodes", "late")!;
+    assertEquals([late.spec?.providerID, hasTaint(late, UNINITIALIZED_TAINT)], ["fake://late", false]);
+  });
+});
+
 Deno.test("node lifecycle (fake provider): shutdown taint on a stopped machine; a NotReady Node without one is deleted", async () => {
   const fake = new FakeProvider();
   fake.addMachine("off", { shutdown: true });

@@ -94,6 +94,7 @@ class NodeIpam implements Controller {
     this.#book = new PodCidrBook(families);
     this.#recorder = ctx.recorder(NODE_IPAM);
     this.#queue = new WorkQueue("node-ipam", {
+      clock: ctx.clock,
       baseDelayMs: 1_000,
       maxDelayMs: 300_000,
       metrics: ctx.metrics,
@@ -138,14 +139,15 @@ class NodeIpam implements Controller {
     const nodes = this.#ctx.informers.for(NODES);
     // Waiting Nodes and machine-derived ranges are looked at again each period (the server list is
     // the node controller's, refreshed on that period anyway).
-    const periodic = setInterval(() => {
+    const clock = this.#ctx.clock;
+    const periodic = clock.setInterval(() => {
       for (const node of nodes.list()) {
         const name = node.metadata?.name ?? "";
         if (this.#problems.has(name) || this.#machineRange(node)) this.#queue.add(name);
       }
     }, this.#ctx.flags.nodeStatusUpdateFrequency);
     signal.addEventListener("abort", () => {
-      clearInterval(periodic);
+      clock.clearInterval(periodic);
       this.#queue.shutDown();
     }, { once: true });
     await runWorkers(

@@ -17,7 +17,7 @@ import { hasTaint, isReady, managedNode, SHUTDOWN_TAINT, withoutTaint } from "..
 import { NODES } from "../../kube/resources.ts";
 import { KubeApiError } from "../../kube/errors.ts";
 import type { Instances } from "../../providers/provider.ts";
-import { abortableSleep } from "../../lib/sleep.ts";
+import { sleepOn } from "../../lib/clock.ts";
 import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { CONFIRM_DELETION } from "../../kube/well_known.ts";
@@ -78,9 +78,10 @@ class NodeLifecycleController implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const started = Date.now();
+      const clock = this.#ctx.clock;
+      const started = clock.now();
       await withPriority("node", () => this.monitor(signal));
-      await abortableSleep(Math.max(0, this.#ctx.flags.nodeMonitorPeriod - (Date.now() - started)), signal)
+      await sleepOn(clock, Math.max(0, this.#ctx.flags.nodeMonitorPeriod - (clock.now() - started)), signal)
         .catch(() => {});
     }
   }
@@ -146,7 +147,7 @@ class NodeLifecycleController implements Controller {
     pass: number,
     signal?: AbortSignal,
   ): Promise<boolean> {
-    const now = Date.now();
+    const now = this.#ctx.clock.now();
     const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
       .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
       .slice(0, CORROBORATING_NODES);

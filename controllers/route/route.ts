@@ -88,6 +88,7 @@ class RouteController implements Controller {
     this.#clusterCidrs = clusterCidrs;
     this.#minIntervalMs = Math.min(10_000, ctx.flags.routeReconciliationPeriod);
     this.#queue = new WorkQueue("route", {
+      clock: ctx.clock,
       baseDelayMs: this.#minIntervalMs,
       // Upstream retries a failed run at the next period; a 30 s cap keeps a few early failures (a
       // network still being set up) from delaying routes by minutes, at one network read per 30 s.
@@ -117,9 +118,10 @@ class RouteController implements Controller {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    const periodic = setInterval(() => this.#trigger(), this.#ctx.flags.routeReconciliationPeriod);
+    const clock = this.#ctx.clock;
+    const periodic = clock.setInterval(() => this.#trigger(), this.#ctx.flags.routeReconciliationPeriod);
     signal.addEventListener("abort", () => {
-      clearInterval(periodic);
+      clock.clearInterval(periodic);
       this.#queue.shutDown();
     }, { once: true });
     this.#trigger();
@@ -131,11 +133,11 @@ class RouteController implements Controller {
   }
 
   #trigger(): void {
-    this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - Date.now()));
+    this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - this.#ctx.clock.now()));
   }
 
   async #reconcile(signal: AbortSignal): Promise<void> {
-    this.#lastRun = Date.now();
+    this.#lastRun = this.#ctx.clock.now();
     const clusterName = this.#ctx.flags.clusterName;
     const all = this.#ctx.informers.for(NODES).list().filter((n) => !n.metadata?.deletionTimestamp);
     // A Node that is not the cloud's (labelled so) gets no route, and a route through it (made by

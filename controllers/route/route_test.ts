@@ -7,8 +7,7 @@ import { assertEquals, assertThrows } from "../../testing/assert.ts";
 import { newController } from "../../testing/controller_harness.ts";
 import { FakeProvider } from "../../providers/fake/fake_provider.ts";
 import { routeController } from "./route.ts";
-import { abortableSleep } from "../../lib/sleep.ts";
-import { eventually } from "../../testing/helpers.ts";
+import { sleepOn } from "../../lib/clock.ts";
 import { NODES } from "../../kube/resources.ts";
 
 function node(name: string, podCIDR: string, ip: string): Node & { metadata: { name: string } } {
@@ -68,7 +67,7 @@ Deno.test("route controller (fake provider): stopping cancels the route being cr
   // The list answers at once; the create is still under way when the controller stops.
   const slowCreate = fake.routes.createRoute;
   fake.routes.createRoute = async (cluster, hint, route, signal) => {
-    await abortableSleep(2_000, signal);
+    await sleepOn(t.clock, 2_000, signal);
     await slowCreate(cluster, hint, route, signal);
   };
   await t.runFor(300);
@@ -121,8 +120,8 @@ for (const advertised of [false, true]) {
       t.apiserver.seed("nodes", node("b", "10.244.1.0/24", "10.0.0.3"));
       t.apiserver.seed("nodes", node("c", "10.244.2.0/24", "10.0.0.4"));
       const routed = (n: string) => [...fake.routeTable.values()].some((r) => r.targetNode === n);
-      await t.runWhile(async () => {
-        await abortableSleep(800); // eight reconciliation periods
+      await t.run(async () => {
+        await t.advance(800); // eight reconciliation periods
         assertEquals(fake.routeTable.size, 2);
         // Two creates, plus (when the limit is not advertised) the one refusal that taught it: no loop.
         const creates = fake.calls.filter((c) => c.startsWith("create-route")).length;
@@ -149,8 +148,9 @@ for (const advertised of [false, true]) {
         assertEquals(t.metrics.gauge("route_limit_unrouted_nodes", "").get(), 1);
         // A route freed (its Node deleted) makes room: the waiting Node gets its route.
         await t.client.delete(NODES, ["a", "b", "c"].find((n) => n !== waiting)!);
-        await eventually(() => routed(waiting), 5_000);
-        await eventually(() => t.metrics.gauge("route_limit_unrouted_nodes", "").get() === 0, 5_000);
+        await t.advance(200); // two reconciliation periods
+        assertEquals(routed(waiting), true, "the waiting Node is routed");
+        assertEquals(t.metrics.gauge("route_limit_unrouted_nodes", "").get(), 0);
         assertEquals(fake.routeTable.size, 2);
       });
     },

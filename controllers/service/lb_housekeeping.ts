@@ -77,6 +77,7 @@ export class LoadBalancerHousekeeping {
     this.#hooks = hooks;
     this.#recorder = recorder;
     this.#queue = new WorkQueue("service-housekeeping", {
+      clock: ctx.clock,
       baseDelayMs: 1_000,
       maxDelayMs: 60_000,
       metrics: ctx.metrics,
@@ -103,14 +104,20 @@ export class LoadBalancerHousekeeping {
     const driftPeriod = this.#ctx.flags.driftRepairPeriod;
     // The drift pass's list also shows missing balancers and orphans: with it, neither needs its own.
     const timers = driftPeriod > 0
-      ? [setInterval(() => this.#queue.add("drift-repair" satisfies Job), driftPeriod)]
+      ? [this.#ctx.clock.setInterval(() => this.#queue.add("drift-repair" satisfies Job), driftPeriod)]
       : [
-        setInterval(() => this.#queue.add("orphan-sweep" satisfies Job), ORPHAN_SWEEP_PERIOD_MS),
-        setInterval(() => this.#queue.add("verify" satisfies Job), this.#ctx.flags.nodeStatusUpdateFrequency),
+        this.#ctx.clock.setInterval(
+          () => this.#queue.add("orphan-sweep" satisfies Job),
+          ORPHAN_SWEEP_PERIOD_MS,
+        ),
+        this.#ctx.clock.setInterval(
+          () => this.#queue.add("verify" satisfies Job),
+          this.#ctx.flags.nodeStatusUpdateFrequency,
+        ),
       ];
     this.sweepSoon();
     signal.addEventListener("abort", () => {
-      timers.forEach(clearInterval);
+      timers.forEach((t) => this.#ctx.clock.clearInterval(t));
       this.#queue.shutDown();
     }, { once: true });
     const jobs: Record<Job, (signal: AbortSignal) => Promise<void>> = {
@@ -156,7 +163,7 @@ export class LoadBalancerHousekeeping {
 
   /** Recreates the balancers deleted outside the CCM (skipped right after a drift check answered it). */
   async #verify(signal: AbortSignal): Promise<void> {
-    if (Date.now() - this.#driftCheckedAt < this.#ctx.flags.nodeStatusUpdateFrequency) return;
+    if (this.#ctx.clock.now() - this.#driftCheckedAt < this.#ctx.flags.nodeStatusUpdateFrequency) return;
     const synced = this.#hooks.synced();
     if (synced.length === 0) return;
     const owners = await this.#inventory?.owners(synced.length, signal);
@@ -167,7 +174,7 @@ export class LoadBalancerHousekeeping {
   async #repairDrift(signal: AbortSignal): Promise<void> {
     const report = await this.#inventory?.drift(signal);
     if (!report) return;
-    this.#driftCheckedAt = Date.now();
+    this.#driftCheckedAt = this.#ctx.clock.now();
     // A balancer whose Service no longer wants one: the sweep (with its own checks) takes it.
     const wanted = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
     if ([...report.owners].some((uid) => !wanted.has(uid))) await this.#sweep(signal);

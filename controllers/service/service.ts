@@ -73,9 +73,12 @@ class ServiceController implements Controller {
   readonly #housekeeping: LoadBalancerHousekeeping;
   /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
   readonly #stateKeys = new Set<string>();
-  readonly #nodeSets = new NodeSetMemory(() => this.#ctx.informers.for(NODES).list());
+  readonly #nodeSets = new NodeSetMemory(
+    () => this.#ctx.informers.for(NODES).list(),
+    () => this.#ctx.clock.now(),
+  );
   /** Syncs started by tenants' changes, per namespace (change_budget.ts). */
-  readonly #budget = new ChangeBudget();
+  readonly #budget = new ChangeBudget(undefined, undefined, () => this.#ctx.clock.now());
   /** The TLS Secrets balancers serve certificates from, when the provider can (service_secrets.ts). */
   readonly #secrets?: TlsSecretWatch;
   /** The firewall that follows the balancers, when the provider keeps one (service_firewall.ts). */
@@ -85,14 +88,24 @@ class ServiceController implements Controller {
     if (lbs.firewall) this.#firewall = new FirewallFollower(ctx, lbs.firewall);
     this.#ctx = ctx;
     this.#lbs = lbs;
-    this.#queue = new WorkQueue("service", { baseDelayMs: 5_000, maxDelayMs: 300_000, metrics: ctx.metrics });
+    this.#queue = new WorkQueue("service", {
+      baseDelayMs: 5_000,
+      maxDelayMs: 300_000,
+      metrics: ctx.metrics,
+      clock: ctx.clock,
+    });
     this.#nodeQueue = new WorkQueue("service-nodes", {
+      clock: ctx.clock,
       baseDelayMs: 1_000,
       maxDelayMs: 60_000,
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
-    this.#warnings = new ServiceWarnings(this.#recorder, (name) => ctx.informers.for(NODES).get(name));
+    this.#warnings = new ServiceWarnings(
+      this.#recorder,
+      (name) => ctx.informers.for(NODES).get(name),
+      () => ctx.clock.now(),
+    );
     this.#deletion = {
       client: ctx.client,
       lbs,
@@ -195,10 +208,11 @@ class ServiceController implements Controller {
         n: retried.length,
       });
     });
-    const periodic = setInterval(() => this.#nodeQueue.add(NODE_SYNC), NODE_SYNC_PERIOD_MS);
+    const clock = this.#ctx.clock;
+    const periodic = clock.setInterval(() => this.#nodeQueue.add(NODE_SYNC), NODE_SYNC_PERIOD_MS);
     this.#nodeQueue.add(NODE_SYNC);
     signal.addEventListener("abort", () => {
-      clearInterval(periodic);
+      clock.clearInterval(periodic);
       this.#queue.shutDown();
       this.#nodeQueue.shutDown();
     }, { once: true });

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import type { Clock } from "../../lib/clock.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { ControllerContext } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
@@ -38,6 +39,7 @@ export class FirewallFollower {
   #lastRun = -Infinity;
   /** A Service changed since the last successful sync (the balancers must be looked at again). */
   #dirty = true;
+  readonly #clock: Clock;
 
   constructor(
     ctx: ControllerContext<Pick<Flags, "driftRepairPeriod">>,
@@ -45,9 +47,11 @@ export class FirewallFollower {
     minIntervalMs = MIN_INTERVAL_MS,
   ) {
     this.#firewall = firewall;
+    this.#clock = ctx.clock;
     this.#periodMs = ctx.flags.driftRepairPeriod;
     this.#minIntervalMs = minIntervalMs;
     this.#queue = new WorkQueue("firewall", {
+      clock: ctx.clock,
       baseDelayMs: 10_000,
       maxDelayMs: 300_000,
       metrics: ctx.metrics,
@@ -70,14 +74,17 @@ export class FirewallFollower {
   /** Asks for a sync, no sooner than the minimum interval after the last one. */
   poke(): void {
     this.#dirty = true;
-    this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - Date.now()));
+    this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - this.#clock.now()));
   }
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const periodic = this.#periodMs > 0 ? setInterval(() => this.#queue.add(KEY), this.#periodMs) : undefined;
+    const clock = this.#clock;
+    const periodic = this.#periodMs > 0
+      ? clock.setInterval(() => this.#queue.add(KEY), this.#periodMs)
+      : undefined;
     signal.addEventListener("abort", () => {
-      clearInterval(periodic);
+      if (periodic !== undefined) clock.clearInterval(periodic);
       this.#queue.shutDown();
     }, { once: true });
     this.#queue.add(KEY);
@@ -88,7 +95,7 @@ export class FirewallFollower {
   }
 
   async #sync(signal: AbortSignal): Promise<void> {
-    this.#lastRun = Date.now();
+    this.#lastRun = this.#clock.now();
     try {
       const dirty = this.#dirty;
       this.#dirty = false;

@@ -8,7 +8,6 @@ import { newController } from "../../testing/controller_harness.ts";
 import { FakeProvider } from "../../providers/fake/fake_provider.ts";
 import { serviceController } from "./service.ts";
 import { SERVICES } from "../../kube/resources.ts";
-import { abortableSleep } from "../../lib/sleep.ts";
 
 function lb(name: string, port: number): Service {
   return {
@@ -31,14 +30,20 @@ Deno.test("service firewall: a sync at start, then tenants' changes at most once
   });
   const t = newController(serviceController, fake);
   t.apiserver.seed("services", lb("web", 80));
-  await t.runWhile(async () => {
-    await abortableSleep(300);
+  await t.run(async () => {
+    await t.advance(300);
     assertEquals(syncs, 1, "one sync at start");
     assertEquals(unchanged, [false], "the first sync looks at the balancers");
     // A tenant churning Services: ten changes within a second start no second sync now.
     for (let i = 0; i < 10; i++) await t.client.create(SERVICES, lb(`churn-${i}`, 100 + i));
-    await abortableSleep(500);
+    await t.advance(500);
     assertEquals(syncs, 1, "held to one a minute");
+    // A minute after the first, the ten changes cost one sync together.
+    await t.advance(60_000);
+    assertEquals(syncs, 2, "the held changes, synced once");
+    assertEquals(unchanged, [false, false], "a change looks at the balancers again");
+    await t.advance(60_000);
+    assertEquals(syncs, 2, "nothing changed since: nothing more");
   });
   assertEquals(t.metrics.gauge("firewall_balancer_rules", "").get(), 1);
   assertEquals(t.metrics.counter("firewall_rule_writes_total", "").get(), 1);

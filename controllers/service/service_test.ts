@@ -52,6 +52,7 @@ Deno.test("service controller (fake provider): stopping cancels the provider cal
   const fake = new FakeProvider();
   fake.delayMs = 2_000; // every provider call is still under way when the controller stops
   const t = newController(serviceController, fake);
+  fake.clock = t.clock;
   t.apiserver.seed("nodes", node("a"));
   t.apiserver.seed("services", service("web"));
   await t.runFor(300);
@@ -177,17 +178,18 @@ Deno.test("service controller (fake provider): LoadBalancerReady says whether th
 
 Deno.test("service controller (fake provider, drainPeriodMs): a Node that leaves stays a target for the period; one that comes back is kept", async () => {
   const fake = new FakeProvider();
-  fake.drainMs = 1_500;
+  fake.drainMs = 10 * 60_000; // an operator's period: the fake clock makes it cost nothing
   const t = newController(serviceController, fake);
   for (const name of ["a", "b", "c", "d"]) t.apiserver.seed("nodes", node(name));
   t.apiserver.seed("services", service("web"));
   const hosts = () => fake.balancers.get("default/web")?.hosts;
   const taint = { spec: { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }] } };
   const exclude = "node.kubernetes.io/exclude-from-external-load-balancers";
-  await t.runWhile(async () => {
-    await eventually(() => hosts()?.length === 4, 5_000);
+  await t.run(async () => {
+    await t.advance(1_000);
+    assertEquals(hosts(), ["a", "b", "c", "d"]);
     const shared = () => fake.callsOf("sync-nodes").at(-1);
-    await eventually(() => shared() === "sync-nodes a,b,c,d", 5_000);
+    assertEquals(shared(), "sync-nodes a,b,c,d");
 
     // The autoscaler marks d, c is deleted, b is excluded and comes back: while the period runs,
     // all stay targets (and in the shared work, such as server labels); nothing is updated.
@@ -195,23 +197,22 @@ Deno.test("service controller (fake provider, drainPeriodMs): a Node that leaves
     await t.client.delete(NODES, "c");
     await t.client.patch(NODES, "b", "merge", { metadata: { labels: { [exclude]: "true" } } });
     await t.client.patch(NODES, "b", "merge", { metadata: { labels: { [exclude]: null } } });
-    await new Promise((r) => setTimeout(r, 300));
+    await t.advance(9 * 60_000); // most of the period
     assertEquals(hosts(), ["a", "b", "c", "d"]);
     assertEquals(fake.callsOf("update-load-balancer"), []);
     assertEquals(shared(), "sync-nodes a,b,c,d");
 
-    // After the period, c and d go (together or one after the other); b stays.
-    await eventually(() => hosts()?.length === 2, 5_000);
+    // After the period, c and d go together (they left together); b stays.
+    await t.advance(2 * 60_000);
     assertEquals(hosts(), ["a", "b"]);
-    await eventually(() => shared() === "sync-nodes a,b", 5_000);
-    const updates = fake.callsOf("update-load-balancer").length;
-    assert(updates === 1 || updates === 2, `${updates} updates`);
+    assertEquals(shared(), "sync-nodes a,b");
+    assertEquals(fake.callsOf("update-load-balancer").length, 1);
   });
 });
 
 Deno.test("service controller (fake provider, drainPeriodMs): a Node that stops matching a balancer's node selector stays its target for the period, only there", async () => {
   const fake = new FakeProvider();
-  fake.drainMs = 1_500;
+  fake.drainMs = 10 * 60_000;
   const t = newController(serviceController, fake);
   for (const name of ["a", "b", "c"]) t.apiserver.seed("nodes", node(name, { pool: "web" }));
   const selective = service("web");
@@ -219,16 +220,17 @@ Deno.test("service controller (fake provider, drainPeriodMs): a Node that stops 
   t.apiserver.seed("services", selective);
   t.apiserver.seed("services", service("all"));
   const hosts = (name: string) => fake.balancers.get(`default/${name}`)?.hosts;
-  await t.runWhile(async () => {
-    await eventually(() => hosts("web")?.length === 3 && hosts("all")?.length === 3, 5_000);
+  await t.run(async () => {
+    await t.advance(1_000);
+    assertEquals([hosts("web"), hosts("all")], [["a", "b", "c"], ["a", "b", "c"]]);
     // c leaves the pool (a label), b comes back to it before the period is over.
     await t.client.patch(NODES, "c", "merge", { metadata: { labels: { pool: "db" } } });
     await t.client.patch(NODES, "b", "merge", { metadata: { labels: { pool: "db" } } });
     await t.client.patch(NODES, "b", "merge", { metadata: { labels: { pool: "web" } } });
-    await new Promise((r) => setTimeout(r, 300));
+    await t.advance(9 * 60_000);
     assertEquals(hosts("web"), ["a", "b", "c"], "still targets while they drain");
     // After the period c goes from the selective balancer; the other never lost it.
-    await eventually(() => hosts("web")?.length === 2, 5_000);
+    await t.advance(2 * 60_000);
     assertEquals(hosts("web"), ["a", "b"]);
     assertEquals(hosts("all"), ["a", "b", "c"]);
     // The Service's own selector changes: the Nodes it drops drain too.
@@ -237,10 +239,10 @@ Deno.test("service controller (fake provider, drainPeriodMs): a Node that stops 
     }, {
       namespace: "default",
     });
-    await eventually(() => fake.callsOf("ensure-load-balancer").length >= 2, 5_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await t.advance(9 * 60_000);
+    assert(fake.callsOf("ensure-load-balancer").length >= 2, "the Service was synced again");
     assertEquals(hosts("web"), ["a", "b", "c"], "a and b drain, c is selected");
-    await eventually(() => hosts("web")?.length === 1, 5_000);
+    await t.advance(2 * 60_000);
     assertEquals(hosts("web"), ["c"]);
   });
 });
@@ -261,12 +263,12 @@ Deno.test("service controller (fake provider): without draining a Node that stop
   });
 });
 
-Deno.test("service controller (fake provider, drainPeriodMs): after a restart a Node the autoscaler marked moments ago drains for the rest of its period; an excluded one is not added", async () => {
+Deno.test("service controller (fake provider, drainPeriodMs): after a restart a Node the autoscaler marked minutes ago drains for the rest of its period; an excluded one is not added", async () => {
   const fake = new FakeProvider();
-  fake.drainMs = 3_000;
+  fake.drainMs = 10 * 60_000;
   const t = newController(serviceController, fake);
   const marked = node("marked");
-  const since = Math.floor(Date.now() / 1000) - 1; // marked a second ago, while another process led
+  const since = Math.floor(t.clock.now() / 1000) - 300; // marked 5 minutes ago, while another process led
   const taints = [{ key: "ToBeDeletedByClusterAutoscaler", value: String(since), effect: "NoSchedule" }];
   Object.assign(marked, { spec: { providerID: "fake://marked", taints } });
   const old = node("old-mark");
@@ -281,14 +283,16 @@ Deno.test("service controller (fake provider, drainPeriodMs): after a restart a 
   for (const n of [node("a"), marked, old, excluded]) t.apiserver.seed("nodes", n);
   t.apiserver.seed("services", service("web"));
   const hosts = () => fake.balancers.get("default/web")?.hosts;
-  await t.runWhile(async () => {
-    await eventually(() => hosts() !== undefined, 5_000);
+  await t.run(async () => {
+    await t.advance(1_000);
     assertEquals(
       hosts(),
       ["a", "marked"],
-      "the one marked moments ago drains; an hour ago and excluded are out",
+      "the one marked minutes ago drains; an hour ago and excluded are out",
     );
-    await eventually(() => hosts()?.length === 1, 5_000);
+    await t.advance(3 * 60_000); // marked about 8 minutes ago: still draining
+    assertEquals(hosts(), ["a", "marked"]);
+    await t.advance(2 * 60_000); // its 10 minutes are over, counted from the mark (not from this start)
     assertEquals(hosts(), ["a"]);
   });
 });

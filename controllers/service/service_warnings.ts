@@ -20,10 +20,17 @@ export class ServiceWarnings {
   /** Node Warnings from balancer syncs, by Node, reason and message: when each was last said. */
   readonly #nodeWarned = new Map<string, number>();
 
-  /** `node`: the Node of that name, from the informer. */
-  constructor(recorder: EventRecorder, node: (name: string) => Node | undefined) {
+  readonly #now: () => number;
+
+  /** `node`: the Node of that name, from the informer; `now`: the controller's clock. */
+  constructor(
+    recorder: EventRecorder,
+    node: (name: string) => Node | undefined,
+    now: () => number = Date.now,
+  ) {
     this.#recorder = recorder;
     this.#node = node;
+    this.#now = now;
   }
 
   /** Records `warnings` of a sync of `svc`. */
@@ -35,7 +42,7 @@ export class ServiceWarnings {
         continue;
       }
       const key = `${node.metadata?.uid}|${w.reason}|${w.message}`;
-      const now = Date.now();
+      const now = this.#now();
       if (now - (this.#nodeWarned.get(key) ?? -Infinity) < NODE_WARNING_QUIET_MS) continue;
       if (this.#nodeWarned.size > 10_000) this.#nodeWarned.clear();
       this.#nodeWarned.set(key, now);

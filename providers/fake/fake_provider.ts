@@ -5,7 +5,7 @@
  * @module
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { abortableSleep } from "../../lib/sleep.ts";
+import { type Clock, sleepOn, SYSTEM_CLOCK } from "../../lib/clock.ts";
 import type {
   CloudProvider,
   ClusterView,
@@ -87,6 +87,8 @@ export class FakeProvider implements CloudProvider {
   readonly errors: Partial<Record<FakeMethod, Error | ((subject: string) => Error | undefined)>> = {};
   /** Milliseconds every call waits first. */
   delayMs = 0;
+  /** The clock `delayMs` runs on (a test's fake clock, to cost no real time). */
+  clock: Clock = SYSTEM_CLOCK;
   /** What `nodeTargets.drainPeriodMs` answers (graceful draining; 0: none). */
   drainMs = 0;
   /** Service UID → differences the next drift look reports (e.g. "port 80 deleted"). */
@@ -307,7 +309,7 @@ export class FakeProvider implements CloudProvider {
   async #enter(method: FakeMethod, subject: string, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     this.calls.push(subject ? `${method} ${subject}` : method);
-    if (this.delayMs > 0) await abortableSleep(this.delayMs, signal);
+    if (this.delayMs > 0) await sleepOn(this.clock, this.delayMs, signal);
     signal?.throwIfAborted();
     const knob = this.errors[method];
     const err = typeof knob === "function" ? knob(subject) : knob;
