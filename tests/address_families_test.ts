@@ -7,10 +7,7 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, startCcm } from "../testing/ccm_harness.ts";
-import { quietLogs } from "../testing/helpers.ts";
+import { startCcm, testEnvironment } from "../testing/ccm_harness.ts";
 import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { EVENTS, NODES } from "../kube/resources.ts";
 
@@ -22,11 +19,8 @@ for (const family of ["ipv6", "dualstack"] as const) {
     sanitizeOps: false,
     sanitizeResources: false,
     async fn() {
-      quietLogs();
-      const cluster = await TestCluster.start();
-      const s = await startTestSim();
+      const { cluster, s, client, close } = await testEnvironment();
       seedScenario(s.sim);
-      const client = await adminClient(cluster);
       const args = SCENARIO_ARGS.filter((a) => !a.startsWith("--cluster-cidr=")).concat(DUAL_CIDR);
       const ccm = await startCcm(cluster, s.sim, args, {
         ...SCENARIO_ENV,
@@ -69,9 +63,7 @@ for (const family of ["ipv6", "dualstack"] as const) {
         assertEquals(w1.spec?.podCIDRs, ["10.244.1.0/24", "fd00:10:244:1::/64"]);
       } finally {
         await ccm.stop();
-        await s.finish();
-        client.transport.close();
-        await cluster.stop();
+        await close();
       }
     },
   });

@@ -7,9 +7,7 @@
 import { assert, assertEquals } from "../testing/assert.ts";
 import { quietLogs } from "../testing/helpers.ts";
 import { BACKEND, ENDPOINT_SLICES, runDrainScenario } from "../testing/drain_scenario.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
 import { eventually } from "../testing/helpers.ts";
 import { KubeProxyNode } from "../testing/kube_proxy.ts";
 import { SERVICES } from "../kube/resources.ts";
@@ -35,15 +33,12 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
+    const { cluster, s, client, close } = await testEnvironment();
     const addresses = new Map<number, string>();
     const dataPath = s.sim.enableDataPath({
       serverAddress: (id) => addresses.get(id) ?? "192.0.2.1",
       reconcileMs: 100,
     });
-    const client = await adminClient(cluster);
     const nodes: KubeProxyNode[] = [];
     let ccm: Awaited<ReturnType<typeof startCcm>> | undefined;
     let pod: Deno.ChildProcess | undefined;
@@ -122,9 +117,7 @@ Deno.test({
         pod?.kill("SIGTERM");
         await pod?.status;
       } catch { /* gone */ }
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close();
     }
   },
 });

@@ -7,10 +7,8 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { targetServerIds } from "../hcloud_sim/lb_model.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION, PREFIX } from "../providers/hcloud/mod.ts";
@@ -33,11 +31,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
+    const { cluster, s, client, close } = await testEnvironment();
     const sim = s.sim;
-    const client = await adminClient(cluster);
     const servers = [1, 2, 3].map((i) => sim.addServer({ name: `w${i}`, location: "fsn1" }));
     for (const i of [1, 2, 3]) await registerNode(client, `w${i}`);
     // The quickest check Hetzner allows, cluster-wide: 3 s interval, 1 s timeout, 1 retry: a 12 s period.
@@ -149,9 +144,7 @@ Deno.test({
       assertEquals(targets("proxied"), [servers[1].id]);
     } finally {
       await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close();
     }
   },
 });
@@ -162,13 +155,10 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
+    const { cluster, s, client, close } = await testEnvironment();
     const sim = s.sim;
     // The data path checks the Nodes for real: nothing answers on their addresses (no kube-proxy).
     sim.enableDataPath({ serverAddress: (id) => `127.89.${(id >> 8) & 255}.${id & 255}`, reconcileMs: 100 });
-    const client = await adminClient(cluster);
     for (const i of [1, 2]) {
       sim.addServer({ name: `w${i}`, location: "fsn1" });
       await registerNode(client, `w${i}`);
@@ -205,9 +195,7 @@ Deno.test({
       );
     } finally {
       await ccm.stop();
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close();
     }
   },
 });

@@ -4,11 +4,9 @@
  */
 import { KubeApiError } from "../kube/errors.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode } from "../testing/ccm_harness.ts";
+import { registerNode, testEnvironment } from "../testing/ccm_harness.ts";
 import { spawnCcm } from "../testing/ccm_process.ts";
-import { eventually, quietLogs } from "../testing/helpers.ts";
+import { eventually } from "../testing/helpers.ts";
 import { SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { LEASES, NODES, SERVICES } from "../kube/resources.ts";
@@ -18,11 +16,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
+    const { cluster, s, client, close } = await testEnvironment();
     seedScenario(s.sim);
-    const client = await adminClient(cluster);
     const env = { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: s.sim.endpoint, ...SCENARIO_ENV };
     const args = [`--kubeconfig=${cluster.kubeconfigPath}`, "--leader-elect=true", ...SCENARIO_ARGS];
     const a = spawnCcm(args, env);
@@ -77,9 +72,7 @@ Deno.test({
         } catch { /* gone */ }
         await p.status;
       }
-      client.transport.close();
-      await s.finish();
-      await cluster.stop();
+      await close();
     }
   },
 });
@@ -89,13 +82,10 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
     // Slow actions: every balancer takes several writes seconds apart, so writes are still due
     // when the lease goes.
-    const s = await startTestSim({ actionDurationMs: 1500 });
+    const { cluster, s, client, close } = await testEnvironment({ actionDurationMs: 1500 });
     seedScenario(s.sim);
-    const client = await adminClient(cluster);
     const env = { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: s.sim.endpoint, ...SCENARIO_ENV };
     const ccm = spawnCcm([
       `--kubeconfig=${cluster.kubeconfigPath}`,
@@ -158,9 +148,7 @@ Deno.test({
         ccm.child.kill("SIGKILL");
       } catch { /* gone */ }
       await ccm.status;
-      client.transport.close();
-      await s.finish();
-      await cluster.stop();
+      await close();
     }
   },
 });

@@ -8,10 +8,8 @@
  * naming another Service's balancer touches nothing, and a cloud that looks empty for 15 s while every
  * Node is NotReady deletes no Node.
  */
+import { testEnvironment } from "../testing/ccm_harness.ts";
 import { assert } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { quietLogs } from "../testing/helpers.ts";
 import { runFaultScenario } from "../testing/fault_scenario.ts";
 
 Deno.test({
@@ -20,9 +18,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim({ actionDurationMs: 200 });
+    const { cluster, s, close } = await testEnvironment({ actionDurationMs: 200 });
     try {
       const result = await runFaultScenario(cluster, s.sim, {
         serviceCycles: 100,
@@ -66,8 +62,7 @@ Deno.test({
         `every kind of fault happened: ${JSON.stringify({ ...result, lastOutput: undefined })}`,
       );
     } finally {
-      await s.finish();
-      await cluster.stop();
+      await close();
     }
   },
 });

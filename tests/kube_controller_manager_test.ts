@@ -8,10 +8,8 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, registerNode, startCcm } from "../testing/ccm_harness.ts";
-import { eventually, quietLogs } from "../testing/helpers.ts";
+import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventually } from "../testing/helpers.ts";
 import { SCENARIO_ARGS, SCENARIO_CLUSTER_CIDR, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { KubeControllerManager } from "../testing/kube_controller_manager.ts";
 import { EVENTS, LEASES, NODES } from "../kube/resources.ts";
@@ -42,11 +40,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
+    const { cluster, s, client, close } = await testEnvironment();
     seedScenario(s.sim);
-    const client = await adminClient(cluster);
     const ccm = await startCcm(cluster, s.sim, [
       // Our node IPAM too, by mistake. Its IPv6 range (outside the simulator's server ranges) keeps it
       // waiting, so kube-controller-manager's allocator is the one that writes.
@@ -148,9 +143,7 @@ Deno.test({
       await beats;
       await ccm.stop();
       await kcm?.stop();
-      client.transport.close();
-      await s.finish();
-      await cluster.stop();
+      await close();
     }
   },
 });

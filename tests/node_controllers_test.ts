@@ -3,10 +3,8 @@
  */
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient, kubeletNode, registerNode, setReady, startCcm } from "../testing/ccm_harness.ts";
-import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
+import { kubeletNode, registerNode, setReady, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
+import { eventsOf, eventually } from "../testing/helpers.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { NODES } from "../kube/resources.ts";
 import { hasTaint } from "../controllers/mod.ts";
@@ -35,12 +33,9 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    quietLogs();
-    const cluster = await TestCluster.start();
-    const s = await startTestSim();
+    const { cluster, s, client, close } = await testEnvironment();
     const sim = s.sim;
     applySeed(sim, NETWORK);
-    const client = await adminClient(cluster);
     const ipv4Args = ["--controllers=cloud-node,cloud-node-lifecycle", "--node-monitor-period=1s"];
     const env = { HCLOUD_NETWORK: "k8s", HCLOUD_SERVER_CACHE_MAX_AGE: "1s" };
     try {
@@ -298,9 +293,7 @@ Deno.test({
         },
       );
     } finally {
-      await s.finish();
-      client.transport.close();
-      await cluster.stop();
+      await close();
     }
   },
 });

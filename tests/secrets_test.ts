@@ -3,10 +3,8 @@
  * (text and JSON), Events, error messages, metrics and every HTTP endpoint. Nor does the private key of
  * a TLS Secret whose certificate the CCM uploads, and then refuses when its key no longer matches.
  */
+import { testEnvironment } from "../testing/ccm_harness.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
-import { TestCluster } from "../testing/kube_cluster.ts";
-import { startTestSim } from "../testing/sim_harness.ts";
-import { adminClient } from "../testing/ccm_harness.ts";
 import { spawnCcm } from "../testing/ccm_process.ts";
 import { eventsOf, eventually, quietLogs } from "../testing/helpers.ts";
 import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
@@ -26,10 +24,8 @@ Deno.test({
   async fn() {
     quietLogs();
     assertEquals(CANARY.length, 64);
-    const cluster = await TestCluster.start();
-    const s = await startTestSim({ tokens: [CANARY] });
+    const { cluster, s, client, close } = await testEnvironment({ tokens: [CANARY] });
     seedScenario(s.sim);
-    const client = await adminClient(cluster);
     const outputs: string[] = [];
     try {
       for (const format of ["json", "text"]) {
@@ -83,9 +79,7 @@ Deno.test({
         assert(!all.includes(line.slice(0, 32)), "a TLS Secret's private key leaked");
       }
     } finally {
-      client.transport.close();
-      await s.finish();
-      await cluster.stop();
+      await close();
     }
   },
 });
