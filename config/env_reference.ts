@@ -225,6 +225,13 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
       "are kept.",
     hccm: "ours",
   },
+  HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: {
+    default: "",
+    meaning:
+      "Namespaces (comma-separated, or *) whose NodePort Services may open their NodePorts in that firewall " +
+      "with service.deno-ccm.io/firewall-open-nodeports, from their spec.loadBalancerSourceRanges or everywhere.",
+    hccm: "ours",
+  },
   HCLOUD_LOAD_BALANCERS_TLS_SECRETS: {
     default: "false",
     meaning:

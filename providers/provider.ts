@@ -210,15 +210,33 @@ export interface LoadBalancers {
 /**
  * A cloud firewall whose rules let the balancers reach the Nodes (and only what they send to). The
  * controller asks for a sync after balancers may have changed, and once per drift period with
- * `balancersUnchanged` when no Service changed since (the provider may then skip looking at them);
- * `changed` says whether rules were written, `rules` how many the CCM keeps.
+ * `balancersUnchanged` when no LoadBalancer Service changed since (the provider may then skip
+ * looking at them); `changed` says whether rules were written, `rules` how many the CCM keeps.
  */
 export interface LoadBalancerFirewall {
-  /** Brings the rules in step; `balancersUnchanged`: no Service changed since the last sync. */
+  /** Brings the rules in step; `balancersUnchanged`: no LoadBalancer Service changed since the last sync. */
   sync(
     signal?: AbortSignal,
     options?: { balancersUnchanged?: boolean },
-  ): Promise<{ changed: boolean; rules: number }>;
+  ): Promise<FirewallSync>;
+  /**
+   * Whether a Service that is not of type LoadBalancer matters to the firewall too (a NodePort
+   * Service opening its ports): its changes then ask for a sync. Absent: none does.
+   */
+  concerns?(service: Service): boolean;
+}
+
+/** What a firewall sync did. */
+export interface FirewallSync {
+  /** Whether rules were written. */
+  changed: boolean;
+  /** How many rules the CCM keeps. */
+  rules: number;
+  /**
+   * Services whose request was refused (`namespace/name`), each with a message naming the field and
+   * value: the controller records it on the Service. The other Services' rules were written.
+   */
+  refused?: { service: string; message: string }[];
 }
 
 /**

@@ -8,11 +8,13 @@
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import {
+  FIREWALL_NODEPORTS_ANNOTATION,
   INGRESS_FAMILIES_ANNOTATION,
   KNOWN_ANNOTATIONS,
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
   type LoadBalancerDefaults,
+  nodePortOpenings,
   parseLoadBalancerSpec,
   PREFIX,
   valueKind,
@@ -241,6 +243,7 @@ const VALUES: Record<string, string[]> = {
     "",
   ],
   [KUBE_PROXY_HEALTH_CHECK_ANNOTATION]: BOOL,
+  [FIREWALL_NODEPORTS_ANNOTATION]: BOOL,
   [INGRESS_FAMILIES_ANNOTATION]: BOOL,
   "http-certificates": ["a,b", "anything at all"],
   "http-managed-certificate-name": ["my cert"],
@@ -400,11 +403,17 @@ export function ccmVerdict(sample: AnnotationSample): { invalid: string[]; error
     { metadata: { uid: "u", annotations }, spec: { type: "LoadBalancer", ports: SAMPLE_PORTS } },
     NO_DEFAULTS,
   );
+  // The firewall's annotation is read by the firewall room, on NodePort Services: its verdict too.
+  const firewall = nodePortOpenings(
+    [{ metadata: { name: "s", annotations }, spec: { type: "NodePort", ports: SAMPLE_PORTS } }],
+    "*",
+  ).refused.filter((r) => r.message.includes("is not true or false"));
   return {
-    invalid: [...invalid].map((n) =>
-      n === "labels" ? LB_LABELS_ANNOTATION : n.includes("/") ? n : PREFIX + n
-    ),
-    errors,
+    invalid: [
+      ...[...invalid].map((n) => n === "labels" ? LB_LABELS_ANNOTATION : n.includes("/") ? n : PREFIX + n),
+      ...firewall.length ? [FIREWALL_NODEPORTS_ANNOTATION] : [],
+    ],
+    errors: [...errors, ...firewall.map((r) => r.message)],
   };
 }
 

@@ -8,12 +8,13 @@ import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
 import { HcloudProvider, readHcloudConfig } from "../providers/hcloud/mod.ts";
 import { Registry } from "../lib/metrics.ts";
 import type { TestSim } from "./sim_harness.ts";
+import type { ClusterView } from "../providers/provider.ts";
 
 /** A provider on `t`'s simulator; throws on a configuration error. */
 export async function providerOnSim(
   t: TestSim,
   env: Record<string, string> = {},
-  clusterId?: string,
+  clusterId?: string | ClusterView,
   registry = new Registry(),
 ): Promise<HcloudProvider> {
   const { config, errors } = await readHcloudConfig({
@@ -23,6 +24,7 @@ export async function providerOnSim(
   });
   if (errors.length) throw new Error(errors.join("; "));
   const provider = new HcloudProvider(config, registry);
-  await provider.initialize(clusterId ? { clusterId } : {}, AbortSignal.timeout(5_000));
+  const view = typeof clusterId === "string" ? { clusterId } : clusterId ?? {};
+  await provider.initialize(view, AbortSignal.timeout(5_000));
   return provider;
 }

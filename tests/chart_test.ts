@@ -199,6 +199,11 @@ const EXPECT: Record<string, (o: Rendered[]) => void> = {
     );
     assert(env.some((e) => e.name === "ROBOT_PASSWORD"), "the Robot credentials come from the Secret");
     assertEquals(env.find((e) => e.name === "HCLOUD_LOAD_BALANCERS_TLS_SECRETS")?.value, "true");
+    assertEquals(env.find((e) => e.name === "HCLOUD_LOAD_BALANCERS_FIREWALL")?.value, "k8s-nodes");
+    assertEquals(
+      env.find((e) => e.name === "HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES")?.value,
+      "shop,admin",
+    );
     const secretsRule = one(o, "ClusterRole").rules.find((r: Rendered) => r.resources.includes("secrets"));
     assertEquals(secretsRule?.verbs, ["get", "list", "watch"], "tlsSecrets.enabled grants reading Secrets");
     const rule = one(o, "PrometheusRule");

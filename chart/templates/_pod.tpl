@@ -104,6 +104,14 @@ spec:
         - name: ROBOT_ENABLED
           value: "true"
         {{- end }}
+        {{- with .Values.firewall.name }}
+        - name: HCLOUD_LOAD_BALANCERS_FIREWALL
+          value: {{ . | quote }}
+        {{- end }}
+        {{- with .Values.firewall.nodePortNamespaces }}
+        - name: HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES
+          value: {{ . | quote }}
+        {{- end }}
         {{- if .Values.tlsSecrets.enabled }}
         - name: HCLOUD_LOAD_BALANCERS_TLS_SECRETS
           value: "true"

@@ -64,7 +64,7 @@ any other key there is ignored and named in NOTES, as the official chart (which 
 it silently. tests/chart_test.ts checks this list against values.schema.json.
 */}}
 {{- define "deno-ccm.knownValues" -}}
-"": [args, kind, replicaCount, strategy, env, image, monitoring, nameOverride, networking, podSecurityContext, securityContext, hostNetwork, resources, selectorLabels, additionalTolerations, nodeSelector, affinity, admissionPolicy, csrApprover, nodeIpam, tlsSecrets, robot, podLabels, podAnnotations, extraVolumes, extraVolumeMounts, priorityClassName, dnsPolicy, dnsConfig, serviceAccount, rbac, networkPolicy, statusPort, podDisruptionBudget]
+"": [args, kind, replicaCount, strategy, env, image, monitoring, nameOverride, networking, podSecurityContext, securityContext, hostNetwork, resources, selectorLabels, additionalTolerations, nodeSelector, affinity, admissionPolicy, csrApprover, nodeIpam, tlsSecrets, firewall, robot, podLabels, podAnnotations, extraVolumes, extraVolumeMounts, priorityClassName, dnsPolicy, dnsConfig, serviceAccount, rbac, networkPolicy, statusPort, podDisruptionBudget]
 image: [repository, tag, pullPolicy, pullSecrets]
 monitoring: [enabled, podMonitor, serviceMonitor, prometheusRule, dashboard]
 monitoring.podMonitor: [enabled, labels, annotations, spec]

@@ -85,7 +85,6 @@ class ServiceController implements Controller {
   readonly #firewall?: FirewallFollower;
 
   constructor(ctx: ControllerContext<ServiceFlags>, lbs: LoadBalancers) {
-    if (lbs.firewall) this.#firewall = new FirewallFollower(ctx, lbs.firewall);
     this.#ctx = ctx;
     this.#lbs = lbs;
     this.#queue = new WorkQueue("service", {
@@ -101,6 +100,7 @@ class ServiceController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(SERVICE_COMPONENT);
+    if (lbs.firewall) this.#firewall = new FirewallFollower(ctx, lbs.firewall, this.#recorder);
     this.#warnings = new ServiceWarnings(
       this.#recorder,
       (name) => ctx.informers.for(NODES).get(name),

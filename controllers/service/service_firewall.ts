@@ -5,10 +5,14 @@
  * repair period to put back rules changed outside the CCM. One key, one run at a time; a failed run
  * is retried with backoff (a refusal that cannot fit is logged with the numbers and retried slowly).
  *
+ * Services of other types the provider says concern the firewall (`concerns`: a NodePort Service
+ * opening its ports) ask for a sync too, without the balancers being looked at again; the provider's
+ * refusals become a Warning event on the Service (`FirewallNodePortsRefused`), once per message.
+ *
  * Cost: 0 calls while nothing changes but the periodic check, which tells the provider no Service
  * changed (the hcloud provider then reads only the firewall: 1 request per drift period); a change
- * costs a list of the balancers, a read and one write when rules differ. A tenant changing Services without pause makes it run at most
- * once a minute: about 180 requests an hour.
+ * costs a list of the balancers, a read and one write when rules differ. A tenant changing Services
+ * without pause makes it run at most once a minute: about 180 requests an hour.
  *
  * @module
  */
@@ -22,6 +26,7 @@ import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { logger } from "../../lib/log.ts";
+import type { EventRecorder } from "../../kube/events.ts";
 
 /** The fewest milliseconds between two syncs started by Service changes. */
 export const MIN_INTERVAL_MS = 60_000;
@@ -40,13 +45,21 @@ export class FirewallFollower {
   /** A Service changed since the last successful sync (the balancers must be looked at again). */
   #dirty = true;
   readonly #clock: Clock;
+  readonly #recorder: EventRecorder;
+  readonly #services: (key: string) => Service | undefined;
+  /** Refusals said, by Service UID: the message last recorded (said again only when it changes). */
+  readonly #told = new Map<string, string>();
 
+  /** Follows the Services of `ctx`'s informer; refusals are recorded through `recorder`. */
   constructor(
     ctx: ControllerContext<Pick<Flags, "driftRepairPeriod">>,
     firewall: LoadBalancerFirewall,
+    recorder: EventRecorder,
     minIntervalMs = MIN_INTERVAL_MS,
   ) {
     this.#firewall = firewall;
+    this.#recorder = recorder;
+    this.#services = (key) => ctx.informers.for(SERVICES).get(key);
     this.#clock = ctx.clock;
     this.#periodMs = ctx.flags.driftRepairPeriod;
     this.#minIntervalMs = minIntervalMs;
@@ -58,22 +71,31 @@ export class FirewallFollower {
     });
     this.#rules = ctx.metrics.gauge(
       "firewall_balancer_rules",
-      "Firewall rules the CCM keeps for its balancers.",
+      "Firewall rules the CCM keeps for its balancers and the NodePort Services that open theirs.",
     );
     this.#writes = ctx.metrics.counter(
       "firewall_rule_writes_total",
       "Times the CCM rewrote the firewall's rules for its balancers (a change, or a repair).",
     );
+    const concerns = (svc: Service) => !!firewall.concerns?.(svc);
+    // A LoadBalancer Service's change may change a balancer (looked at again); another Service the
+    // firewall follows only changes what the informer already shows.
+    const seen = (balancer: boolean) => this.poke(balancer);
     ctx.informers.for(SERVICES).addHandlers({
-      onAdd: (svc) => isLoadBalancer(svc) && this.poke(),
-      onDelete: (svc) => isLoadBalancer(svc) && this.poke(),
-      onUpdate: (a, b) => (isLoadBalancer(a) || isLoadBalancer(b)) && changed(a, b) && this.poke(),
+      onAdd: (svc) => (isLoadBalancer(svc) || concerns(svc)) && seen(isLoadBalancer(svc)),
+      onDelete: (svc) => (isLoadBalancer(svc) || concerns(svc)) && seen(isLoadBalancer(svc)),
+      onUpdate: (a, b) =>
+        (isLoadBalancer(a) || isLoadBalancer(b) || concerns(a) || concerns(b)) && changed(a, b) &&
+        seen(isLoadBalancer(a) || isLoadBalancer(b)),
     });
   }
 
-  /** Asks for a sync, no sooner than the minimum interval after the last one. */
-  poke(): void {
-    this.#dirty = true;
+  /**
+   * Asks for a sync, no sooner than the minimum interval after the last one; `balancers`: a
+   * balancer may have changed (default), so the provider looks at them again.
+   */
+  poke(balancers = true): void {
+    this.#dirty ||= balancers;
     this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - this.#clock.now()));
   }
 
@@ -107,6 +129,7 @@ export class FirewallFollower {
         throw err;
       }
       this.#rules.set({}, result.rules);
+      this.#tell(result.refused ?? []);
       if (result.changed) {
         this.#writes.inc();
         this.#log.info("firewall rules for the load balancers written: {rules} rule(s)", {
@@ -122,16 +145,33 @@ export class FirewallFollower {
       throw err;
     }
   }
+
+  /** A Warning on each refused Service, once per message; a Service no longer refused may be told again. */
+  #tell(refused: { service: string; message: string }[]): void {
+    const now = new Map<string, string>();
+    for (const { service, message } of refused) {
+      const svc = this.#services(service);
+      const uid = svc?.metadata?.uid;
+      if (!svc || !uid) continue;
+      now.set(uid, message);
+      if (this.#told.get(uid) !== message) {
+        this.#recorder.event(SERVICES, svc, "Warning", "FirewallNodePortsRefused", message);
+      }
+    }
+    this.#told.clear();
+    for (const [uid, message] of now) this.#told.set(uid, message);
+  }
 }
 
 function isLoadBalancer(svc: Service): boolean {
   return svc.spec?.type === "LoadBalancer";
 }
 
-/** What may change a balancer's address or ports: type, ports, annotations, ingress, deletion. */
+/** What may change the rules: type, ports, source ranges, annotations, ingress, deletion. */
 function changed(a: Service, b: Service): boolean {
   return a.spec?.type !== b.spec?.type ||
     JSON.stringify(a.spec?.ports) !== JSON.stringify(b.spec?.ports) ||
+    JSON.stringify(a.spec?.loadBalancerSourceRanges) !== JSON.stringify(b.spec?.loadBalancerSourceRanges) ||
     a.spec?.healthCheckNodePort !== b.spec?.healthCheckNodePort ||
     JSON.stringify(a.metadata?.annotations) !== JSON.stringify(b.metadata?.annotations) ||
     JSON.stringify(a.status?.loadBalancer) !== JSON.stringify(b.status?.loadBalancer) ||

@@ -48,3 +48,75 @@ Deno.test("service firewall: a sync at start, then tenants' changes at most once
   assertEquals(t.metrics.gauge("firewall_balancer_rules", "").get(), 1);
   assertEquals(t.metrics.counter("firewall_rule_writes_total", "").get(), 1);
 });
+
+Deno.test("service firewall: a Service the firewall concerns asks for a sync without a look at the balancers; refusals are said once on the Service", async () => {
+  const fake = new FakeProvider();
+  const unchanged: boolean[] = [];
+  let refuse = true;
+  Object.assign(fake.loadBalancers, {
+    firewall: {
+      concerns: (svc: Service) => svc.metadata?.annotations?.["opens"] !== undefined,
+      sync: (_signal: AbortSignal, options?: { balancersUnchanged?: boolean }) => {
+        unchanged.push(options?.balancersUnchanged ?? false);
+        return Promise.resolve({
+          changed: true,
+          rules: 1,
+          refused: refuse ? [{ service: "default/np", message: "opens: not here" }] : [],
+        });
+      },
+    },
+  });
+  const t = newController(serviceController, fake);
+  const np: Service = {
+    metadata: { name: "np", namespace: "default", uid: "uid-np", annotations: { opens: "true" } },
+    spec: { type: "NodePort", ports: [{ port: 80, protocol: "TCP", nodePort: 31000 }] },
+  };
+  t.apiserver.seed("services", np);
+  const told = () =>
+    t.apiserver.objects<{ reason?: string; count?: number; involvedObject?: { name?: string } }>("events")
+      .filter((e) => e.reason === "FirewallNodePortsRefused" && e.involvedObject?.name === "np")
+      .reduce((n, e) => n + (e.count ?? 1), 0);
+  await t.run(async () => {
+    await t.advance(1_000);
+    assertEquals(unchanged, [false], "the sync at start");
+    assertEquals(told(), 1, "the refusal is said on the Service");
+    // The NodePort Service changes: a sync a minute later that does not look at the balancers again.
+    await t.client.patch(
+      SERVICES,
+      "np",
+      "merge",
+      { spec: { loadBalancerSourceRanges: ["203.0.113.0/24"] } },
+      {
+        namespace: "default",
+      },
+    );
+    await t.advance(60_000);
+    assertEquals(unchanged, [false, true]);
+    assertEquals(told(), 1, "the same refusal is not said again");
+    // A ClusterIP Service without the annotation concerns nobody: no sync.
+    await t.client.create(SERVICES, {
+      metadata: { name: "plain", namespace: "default" },
+      spec: { type: "ClusterIP", ports: [{ port: 80, protocol: "TCP" }] },
+    }, { namespace: "default" });
+    await t.advance(2 * 60_000);
+    assertEquals(unchanged.length, 2);
+    // Taken back, then refused again: said again.
+    refuse = false;
+    await t.client.patch(SERVICES, "np", "merge", { spec: { loadBalancerSourceRanges: [] } }, {
+      namespace: "default",
+    });
+    await t.advance(60_000);
+    refuse = true;
+    await t.client.patch(
+      SERVICES,
+      "np",
+      "merge",
+      { spec: { loadBalancerSourceRanges: ["198.51.100.0/24"] } },
+      {
+        namespace: "default",
+      },
+    );
+    await t.advance(60_000);
+    assertEquals(told(), 2);
+  });
+});

@@ -248,6 +248,23 @@ export async function readHcloudConfig(
       `${lbPrefix}FIREWALL: "${firewallName.slice(0, 64)}" is not a firewall name (at most 128 characters)`,
     );
   }
+  // Which namespaces' NodePort Services may open their NodePorts in the firewall: none unless named.
+  const nodePortRaw = str(`${lbPrefix}FIREWALL_NODEPORT_NAMESPACES`);
+  const nodePortNamespaces = nodePortRaw === undefined
+    ? undefined
+    : nodePortRaw.trim() === "*"
+    ? "*" as const
+    : nodePortRaw.split(",").map((n) => n.trim()).filter(Boolean);
+  for (const n of nodePortNamespaces === "*" ? [] : nodePortNamespaces ?? []) {
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(n)) {
+      errors.push(`${lbPrefix}FIREWALL_NODEPORT_NAMESPACES: ${quoteValue(n)} is not a namespace name`);
+    }
+  }
+  if (nodePortNamespaces !== undefined && firewallName === undefined) {
+    errors.push(
+      `${lbPrefix}FIREWALL_NODEPORT_NAMESPACES needs ${lbPrefix}FIREWALL: the NodePorts are opened in that firewall`,
+    );
+  }
   if (subnet !== undefined && !parseCidr(subnet)) {
     errors.push(`${lbPrefix}PRIVATE_SUBNET_IP_RANGE: "${subnet}" is not a CIDR range`);
   }
@@ -301,6 +318,7 @@ export async function readHcloudConfig(
       kubeProxyHealthCheck: bool(`${lbPrefix}KUBE_PROXY_HEALTH_CHECK`, false),
       ingressFollowsIpFamilies: bool(`${lbPrefix}INGRESS_FOLLOWS_IP_FAMILIES`, false),
       firewall: firewallName,
+      firewallNodePortNamespaces: nodePortNamespaces,
       tlsSecrets: bool(`${lbPrefix}TLS_SECRETS`, false),
     },
     robot,

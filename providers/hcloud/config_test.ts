@@ -199,6 +199,37 @@ Deno.test("config: the firewall's name is taken as given, and refused when it ca
   }
 });
 
+Deno.test("config: the namespaces whose NodePort Services may open their ports: none unless named, only with a firewall", async () => {
+  const base = { HCLOUD_TOKEN: "x".repeat(64), HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes" };
+  const read = async (env: Record<string, string>) => await readHcloudConfig({ ...base, ...env });
+  assertEquals(
+    (await read({})).config.loadBalancers.firewallNodePortNamespaces,
+    undefined,
+    "none by default",
+  );
+  const named = await read({ HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "shop, admin" });
+  assertEquals([named.errors, named.config.loadBalancers.firewallNodePortNamespaces], [[], [
+    "shop",
+    "admin",
+  ]]);
+  assertEquals(
+    (await read({ HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "*" })).config.loadBalancers
+      .firewallNodePortNamespaces,
+    "*",
+  );
+  const bad = await read({ HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "shop,Evil\nNS" });
+  assertEquals(bad.errors, [
+    'HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "Evil\\nNS" is not a namespace name',
+  ]);
+  const alone = await readHcloudConfig({
+    HCLOUD_TOKEN: "x".repeat(64),
+    HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "shop",
+  });
+  assertEquals(alone.errors, [
+    "HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES needs HCLOUD_LOAD_BALANCERS_FIREWALL: the NodePorts are opened in that firewall",
+  ]);
+});
+
 Deno.test("hcloud config: a full server list daily, hourly while server labels or taints are copied to Nodes", async () => {
   const token = { HCLOUD_TOKEN: "x".repeat(64) };
   const period = async (env: Record<string, string>) =>

@@ -275,4 +275,5 @@ export {
   valueKind,
 } from "./load_balancers/mod.ts";
 export { ServerCache } from "./servers/mod.ts";
+export { nodePortOpenings } from "./firewall/mod.ts";
 export * from "./names.ts";

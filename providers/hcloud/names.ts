@@ -42,6 +42,8 @@ export const LB_LABELS_ANNOTATION = "service.deno-ccm.io/load-balancer-labels";
 export const KUBE_PROXY_HEALTH_CHECK_ANNOTATION = "service.deno-ccm.io/health-check-kube-proxy";
 /** Service annotation: the ingress lists the balancer's addresses of `spec.ipFamilies` only, in that order (ours). */
 export const INGRESS_FAMILIES_ANNOTATION = "service.deno-ccm.io/ingress-follows-ip-families";
+/** Service annotation: a NodePort Service opens its NodePorts in the cluster's firewall (ours; firewall/node_ports.ts). */
+export const FIREWALL_NODEPORTS_ANNOTATION = "service.deno-ccm.io/firewall-open-nodeports";
 /** Ours: a `kubernetes.io/tls` Secret (in the Service's namespace) whose certificate https ports serve. */
 export const TLS_SECRET_ANNOTATION = "service.deno-ccm.io/tls-secret";
 /** The label a Secret needs before the CCM reads it: its owner's consent, and the watch's selector. */

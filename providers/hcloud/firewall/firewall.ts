@@ -6,16 +6,30 @@
  * their description — are kept as they are, in their order. A firewall that does not exist is
  * created (labelled with the cluster, applied to nothing); one labelled for another cluster is refused.
  *
+ * NodePort Services the operator allows open their NodePorts in it too (node_ports.ts): after the
+ * balancers' rules, oldest Service first, each whole or refused whole.
+ *
  * Cost of a sync: one paginated list of this cluster's balancers (cut down as pages arrive), one
  * read of the firewall, and one `set_rules` only when the rules differ. A recheck while the
- * balancers are known unchanged (no Service changed since) reuses the last list: one read.
+ * balancers are known unchanged (no LoadBalancer Service changed since) reuses the last list: one
+ * read. NodePort Services are read from the cluster's informer: no call.
  *
  * @module
  */
 import type { HcloudClient } from "../../../hcloud_api/mod.ts";
 import { TerminalError } from "../../errors.ts";
-import { CLUSTER_ID_LABEL } from "../names.ts";
-import { balancerRules, type Opening, RulesDoNotFit, type RuleSpec } from "./rules.ts";
+import { CLUSTER_ID_LABEL, FIREWALL_NODEPORTS_ANNOTATION } from "../names.ts";
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import {
+  balancerRules,
+  effectiveCount,
+  nodePortRules,
+  type NodePortRuleSpec,
+  type Opening,
+  RulesDoNotFit,
+  type RuleSpec,
+} from "./rules.ts";
+import { nodePortOpenings, type Refusal } from "./node_ports.ts";
 
 /** A firewall's rule as the API shows it. */
 interface ShownRule {
@@ -44,34 +58,73 @@ interface ListedBalancer {
 /** Firewall rule entries and effective rules one firewall holds (the API's limits). */
 const LIMITS = { entries: 50, effective: 500 };
 
+/** Where NodePort Services come from, and which namespaces may open theirs. */
+export interface NodePortSource {
+  /** The cluster's Services now; undefined while unknown (the NodePort rules are then left as they are). */
+  services(): Service[] | undefined;
+  /** `HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES`: `"*"`, a list, or none. */
+  namespaces?: "*" | readonly string[];
+}
+
+/** What a sync did: whether it wrote, how many rules the CCM keeps, and the Services refused. */
+export interface FirewallSyncResult {
+  /** Whether rules were written. */
+  changed: boolean;
+  /** How many rules the CCM keeps (the balancers' and the NodePort Services'). */
+  rules: number;
+  /** NodePort Services whose request was not taken, each with why. */
+  refused: Refusal[];
+}
+
 /** See the module doc. */
 export class HcloudFirewall {
   readonly #client: HcloudClient;
   readonly #name: string;
   readonly #clusterId: () => string | undefined;
+  readonly #nodePorts?: NodePortSource;
   /** What the last sync's list found, for a recheck that knows the balancers did not change. */
   #openings?: { clusterId: string; openings: Opening[] };
 
-  /** The firewall named `name`, kept for the cluster whose identity `clusterId` gives once known. */
-  constructor(client: HcloudClient, name: string, clusterId: () => string | undefined) {
+  /**
+   * The firewall named `name`, kept for the cluster whose identity `clusterId` gives once known;
+   * with `nodePorts`, allowed NodePort Services open their NodePorts in it.
+   */
+  constructor(
+    client: HcloudClient,
+    name: string,
+    clusterId: () => string | undefined,
+    nodePorts?: NodePortSource,
+  ) {
     this.#client = client;
     this.#name = name;
     this.#clusterId = clusterId;
+    this.#nodePorts = nodePorts;
   }
 
-  /** The description that marks this cluster's rules. */
+  /** The description that marks this cluster's rules for its balancers. */
   static marker(clusterId: string): string {
     return `deno-ccm ${clusterId}: load balancers to the ports they send to`;
+  }
+
+  /** The description that marks the rules opening one Service's NodePorts (`namespace/name`). */
+  static nodePortMarker(clusterId: string, service: string): string {
+    return `deno-ccm ${clusterId}: NodePort ${service}`;
+  }
+
+  /** Whether a rule is this cluster's (any rule the CCM writes for it); all others are the operator's. */
+  static ours(clusterId: string, description: string | null | undefined): boolean {
+    return description === HcloudFirewall.marker(clusterId) ||
+      !!description?.startsWith(`deno-ccm ${clusterId}: NodePort `);
   }
 
   /**
    * Brings the rules in step with the balancers; says whether anything was written. With
    * `balancersUnchanged`, the balancers of the last sync are taken as they were (no list).
    */
-  async sync(balancersUnchanged = false): Promise<{ changed: boolean; rules: number }> {
+  async sync(balancersUnchanged = false): Promise<FirewallSyncResult> {
     const clusterId = this.#clusterId();
     // Without the cluster's identity its balancers cannot be told from others': nothing to do.
-    if (!clusterId) return { changed: false, rules: 0 };
+    if (!clusterId) return { changed: false, rules: 0, refused: [] };
     const known = balancersUnchanged && this.#openings?.clusterId === clusterId
       ? this.#openings.openings
       : undefined;
@@ -87,26 +140,63 @@ export class HcloudFirewall {
           }); name one of this cluster's or an unlabelled one`,
       );
     }
-    const others = (found?.rules ?? []).filter((r) => r.description !== marker);
-    let desired: RuleSpec[];
+    const others = (found?.rules ?? []).filter((r) => !HcloudFirewall.ours(clusterId, r.description));
+    const room = {
+      entries: LIMITS.entries - others.length,
+      effective: LIMITS.effective - effectiveCount(others),
+    };
+    let desired: (RuleSpec | NodePortRuleSpec | ShownRule)[];
     try {
-      desired = balancerRules(openings, {
-        entries: LIMITS.entries - others.length,
-        effective: LIMITS.effective -
-          others.reduce(
-            (n, r) => n + Math.max(1, (r.source_ips ?? []).length + (r.destination_ips ?? []).length),
-            0,
-          ),
-      }, marker);
+      desired = balancerRules(openings, room, marker);
     } catch (err) {
       if (err instanceof RulesDoNotFit) {
         throw new TerminalError(`firewall ${this.#name}: ${err.message}`, { cause: err });
       }
       throw err;
     }
-    const mine = (found?.rules ?? []).filter((r) => r.description === marker);
-    if (found && sameRules(mine, desired)) return { changed: false, rules: desired.length };
-    const rules = [...others.map(requestRule), ...desired];
+    const refused: Refusal[] = [];
+    if (this.#nodePorts) {
+      const left = {
+        entries: room.entries - desired.length,
+        effective: room.effective - effectiveCount(desired),
+      };
+      const services = this.#nodePorts.services();
+      if (services === undefined) {
+        // Services unknown (not yet listed): the NodePort rules stay as they are.
+        desired.push(
+          ...(found?.rules ?? []).filter((r) =>
+            r.description !== marker && HcloudFirewall.ours(clusterId, r.description)
+          ),
+        );
+      } else {
+        const asked = nodePortOpenings(services, this.#nodePorts.namespaces);
+        refused.push(...asked.refused);
+        for (const o of asked.openings) {
+          const rules = nodePortRules(
+            o.ports,
+            o.sources,
+            HcloudFirewall.nodePortMarker(clusterId, o.service),
+          );
+          if (rules.length <= left.entries && effectiveCount(rules) <= left.effective) {
+            desired.push(...rules);
+            left.entries -= rules.length;
+            left.effective -= effectiveCount(rules);
+          } else {
+            refused.push({
+              service: o.service,
+              message:
+                `${FIREWALL_NODEPORTS_ANNOTATION}: its ${rules.length} rule(s) of ${effectiveCount(rules)} ` +
+                `effective rules do not fit in firewall ${this.#name} (${left.entries} rules and ${left.effective} ` +
+                "effective rules left after the operator's, the balancers' and older Services' rules); " +
+                "the firewall opens nothing for this Service",
+            });
+          }
+        }
+      }
+    }
+    const mine = (found?.rules ?? []).filter((r) => HcloudFirewall.ours(clusterId, r.description));
+    if (found && sameRules(mine, desired)) return { changed: false, rules: desired.length, refused };
+    const rules = [...others, ...desired].map((r) => requestRule(r as ShownRule));
     if (!found) {
       await this.#client.call(
         "create firewall",
@@ -123,7 +213,7 @@ export class HcloudFirewall {
         }),
       );
     }
-    return { changed: true, rules: desired.length };
+    return { changed: true, rules: desired.length, refused };
   }
 
   async #find(): Promise<ShownFirewall | undefined> {
@@ -166,9 +256,11 @@ function requestRule(r: ShownRule): Record<string, unknown> {
   );
 }
 
-function sameRules(shown: ShownRule[], desired: RuleSpec[]): boolean {
-  const key = (r: { port?: string | null; source_ips?: string[]; direction: string; protocol: string }) =>
-    `${r.direction}|${r.protocol}|${r.port ?? ""}|${[...(r.source_ips ?? [])].sort().join(",")}`;
+function sameRules(shown: ShownRule[], desired: ShownRule[]): boolean {
+  const key = (r: ShownRule) =>
+    `${r.description ?? ""}|${r.direction}|${r.protocol}|${r.port ?? ""}|${
+      [...(r.source_ips ?? [])].sort().join(",")
+    }`;
   const a = shown.map(key).sort();
   const b = desired.map(key).sort();
   return a.length === b.length && a.every((k, i) => k === b[i]);

@@ -82,7 +82,7 @@ Deno.test("firewall: the balancers' addresses to their ports, the operator's rul
       )!
         .public_net.ipv4.ip!;
 
-    assertEquals(await lbs.firewall!.sync(), { changed: true, rules: 2 });
+    assertEquals(await lbs.firewall!.sync(), { changed: true, rules: 2, refused: [] });
     const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
     assertEquals(fw.rules[0].description, "ssh", "the operator's rule first, as it was");
     const ours = fw.rules.slice(1);
@@ -102,7 +102,7 @@ Deno.test("firewall: the balancers' addresses to their ports, the operator's rul
 
     // In step: a read and a list, no write.
     const before = t.sim.audit.length;
-    assertEquals(await lbs.firewall!.sync(), { changed: false, rules: 2 });
+    assertEquals(await lbs.firewall!.sync(), { changed: false, rules: 2, refused: [] });
     assertEquals(t.sim.audit.slice(before).filter((e) => e.method !== "GET").length, 0);
 
     // A Service gone takes its port with it; a rule removed in the console comes back.
@@ -160,6 +160,136 @@ Deno.test("firewall: a tenant's Service opens its ports to the balancers only, n
     const to = (source: string, port: number) =>
       allowsInbound(t.sim.world, servers[0].id, { protocol: "tcp", source, port });
     assertEquals([to(lbIp, 22), to("198.51.100.77", 22), to("198.51.100.77", 30081)], [true, false, false]);
+  } finally {
+    await t.finish();
+  }
+});
+
+function nodePortService(
+  name: string,
+  namespace: string,
+  ports: [number, "TCP" | "UDP"][],
+  ranges?: string[],
+  at = "2026-11-27T10:00:00Z",
+): Service {
+  return {
+    metadata: {
+      name,
+      namespace,
+      uid: `uid-${name}`,
+      creationTimestamp: at,
+      annotations: { "service.deno-ccm.io/firewall-open-nodeports": "true" },
+    },
+    spec: {
+      type: "NodePort",
+      loadBalancerSourceRanges: ranges,
+      ports: ports.map(([nodePort, protocol], i) => ({ name: `p${i}`, port: 80 + i, protocol, nodePort })),
+    },
+  };
+}
+
+Deno.test("firewall: NodePort Services the operator allows open their NodePorts from their ranges; others are refused", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  const services: Service[] = [];
+  const provider = await providerOnSim(t, {
+    HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes",
+    HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "shop",
+  }, { clusterId: CLUSTER, services: () => services });
+  try {
+    const server = t.sim.addServer({ name: "n1", location: "nbg1", labels: { role: "node" } });
+    const to = (source: string, port: number, protocol: "tcp" | "udp" = "tcp") =>
+      allowsInbound(t.sim.world, server.id, { protocol, source, port });
+    const admin = nodePortService("admin", "shop", [[31000, "TCP"]], ["203.0.113.0/24"]);
+    const open = nodePortService("open", "shop", [[31001, "TCP"], [31002, "UDP"]]);
+    const intruder = nodePortService("intruder", "other", [[31003, "TCP"]]);
+    services.push(admin, open, intruder);
+    const table = () => [
+      to("203.0.113.9", 31000),
+      to("198.51.100.77", 31000),
+      to("198.51.100.77", 31001),
+      to("198.51.100.77", 31002, "udp"),
+      to("198.51.100.77", 31003),
+      to("198.51.100.77", 22),
+    ];
+    assertEquals(table(), [true, true, true, true, true, true], "before any firewall: everything is open");
+    await t.api("POST", "/firewalls", {
+      name: "k8s-nodes",
+      rules: [{
+        direction: "in",
+        protocol: "tcp",
+        port: "22",
+        source_ips: ["0.0.0.0/0"],
+        description: "ssh",
+      }],
+      apply_to: [{ type: "label_selector", label_selector: { selector: "role=node" } }],
+    });
+    const lbs = provider.loadBalancers!;
+    assertEquals(lbs.firewall!.concerns!(intruder), true, "a Service asking is followed, allowed or not");
+    const result = await lbs.firewall!.sync();
+    assertEquals([result.changed, result.rules], [true, 3]);
+    assertEquals(result.refused?.map((r) => r.service), ["other/intruder"]);
+    assert(/namespace other may not/.test(result.refused![0].message), result.refused![0].message);
+    assertEquals(
+      table(),
+      [true, false, true, true, false, true],
+      "each from its ranges; the intruder's stays shut",
+    );
+    assert(to("2001:db8::1", 31001), "no ranges: IPv6 clients too");
+
+    // Only NodePort Services changed: no list of the balancers, one read and one write.
+    services.splice(services.indexOf(admin), 1, { ...admin, spec: { ...admin.spec, type: "ClusterIP" } });
+    const before = t.sim.audit.length;
+    assertEquals((await lbs.firewall!.sync(undefined, { balancersUnchanged: true })).changed, true);
+    assertEquals(t.sim.audit.slice(before).map((e) => e.route), [
+      "GET /firewalls",
+      "POST /firewalls/{id}/actions/set_rules",
+    ]);
+    assertEquals(to("203.0.113.9", 31000), false, "a Service that changed type takes its rule with it");
+    const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
+    assertEquals(fw.rules[0].description, "ssh", "the operator's rule stays first");
+    assertEquals(
+      fw.rules.slice(1).map((r: { description: string; port: string }) => `${r.description}: ${r.port}`),
+      [`deno-ccm ${CLUSTER}: NodePort shop/open: 31001`, `deno-ccm ${CLUSTER}: NodePort shop/open: 31002`],
+    );
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("firewall: a full firewall refuses the newest NodePort Service whole; older ones and the balancers keep their rules", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  const services: Service[] = [];
+  const provider = await providerOnSim(t, {
+    HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes",
+    HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "*",
+  }, { clusterId: CLUSTER, services: () => services });
+  try {
+    // The operator's rules leave room for 3: the older Service's 2 fit, the newer's 2 do not.
+    const rules = Array.from({ length: 47 }, (_, i) => ({
+      direction: "in",
+      protocol: "tcp",
+      port: String(1000 + i),
+      source_ips: ["192.0.2.0/24"],
+      description: `operator ${i}`,
+    }));
+    await t.api("POST", "/firewalls", { name: "k8s-nodes", rules });
+    services.push(
+      nodePortService("newer", "b", [[31010, "TCP"], [31012, "TCP"]], undefined, "2026-11-27T11:00:00Z"),
+      nodePortService("older", "a", [[31020, "TCP"], [31022, "TCP"]], undefined, "2026-11-27T09:00:00Z"),
+    );
+    const result = await provider.loadBalancers!.firewall!.sync();
+    assertEquals([result.changed, result.rules], [true, 2]);
+    assertEquals(result.refused?.map((r) => r.service), ["b/newer"]);
+    assert(
+      /do not fit in firewall k8s-nodes \(1 rules and/.test(result.refused![0].message),
+      result.refused![0].message,
+    );
+    const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
+    assertEquals(fw.rules.length, 49);
+    assertEquals(
+      fw.rules.slice(0, 47).map((r: { description: string }) => r.description),
+      rules.map((r) => r.description),
+    );
   } finally {
     await t.finish();
   }

@@ -96,3 +96,40 @@ export function balancerRules(
     }))
   );
 }
+
+/** What one Service's NodePorts need: a rule per port range and protocol, from its sources. */
+export interface NodePortRuleSpec {
+  description: string;
+  direction: "in";
+  protocol: "tcp" | "udp";
+  port: string;
+  source_ips: string[];
+}
+
+/**
+ * The rules opening one Service's NodePorts (`ports`, by protocol) from `sources`. Only adjacent
+ * ports merge into a range: a range with a gap would open a port that may be another Service's.
+ */
+export function nodePortRules(
+  ports: { protocol: "tcp" | "udp"; port: number }[],
+  sources: string[],
+  description: string,
+): NodePortRuleSpec[] {
+  return (["tcp", "udp"] as const).flatMap((protocol) =>
+    portRanges(ports.filter((p) => p.protocol === protocol).map((p) => p.port)).map(([lo, hi]) => ({
+      description,
+      direction: "in" as const,
+      protocol,
+      port: lo === hi ? String(lo) : `${lo}-${hi}`,
+      source_ips: sources,
+    }))
+  );
+}
+
+/** Effective rules of `rules` as the API counts them (one per rule and source; at least one). */
+export function effectiveCount(rules: { source_ips?: string[]; destination_ips?: string[] }[]): number {
+  return rules.reduce(
+    (n, r) => n + Math.max(1, (r.source_ips ?? []).length + (r.destination_ips ?? []).length),
+    0,
+  );
+}

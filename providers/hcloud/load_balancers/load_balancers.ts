@@ -27,7 +27,7 @@ import { ingressOf } from "./desired.ts";
 import { LbCertificates } from "./certificates/mod.ts";
 import { LbLookup } from "./lookup.ts";
 import { ClusterInventory, type DriftRecord, TargetHealthGauge } from "./inventory/mod.ts";
-import { HcloudFirewall } from "../firewall/mod.ts";
+import { asksForNodePorts, HcloudFirewall } from "../firewall/mod.ts";
 import { deleteServiceBalancer, type DeletionParts } from "./deletion.ts";
 import { CatalogCache } from "./catalog_cache.ts";
 import { drainPeriodMs, LbTargets, type RobotTargetContext } from "./targets/mod.ts";
@@ -154,9 +154,17 @@ export class HcloudLoadBalancers implements LoadBalancers {
       tls: defaults.tlsSecrets ? this.#certificates.tls : undefined,
     });
     if (defaults.firewall) {
-      const firewall = new HcloudFirewall(ctx.client, defaults.firewall, () => this.#facts.clusterId());
+      const nodePorts = defaults.firewallNodePortNamespaces;
+      const firewall = new HcloudFirewall(
+        ctx.client,
+        defaults.firewall,
+        () => this.#facts.clusterId(),
+        nodePorts && { services: () => this.#facts.services(), namespaces: nodePorts },
+      );
       this.firewall = {
         sync: (signal, options) => withSignal(signal, () => firewall.sync(options?.balancersUnchanged)),
+        // Every Service asking is followed (a refusal is news too), not only those allowed.
+        concerns: (service) => asksForNodePorts(service),
       };
     }
     if (defaults.tlsSecrets) {

@@ -26,6 +26,7 @@ import {
   ADDRESS_OVERRIDES,
   CO_MANAGED_STATE,
   EXTERNAL_IPV6_ANNOTATION,
+  FIREWALL_NODEPORTS_ANNOTATION,
   INGRESS_FAMILIES_ANNOTATION,
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
@@ -78,6 +79,14 @@ export const OWN_ANNOTATION_REFERENCE: Record<string, AnnotationReference> = {
     meaning:
       "The ingress lists only the balancer's addresses of the Service's `spec.ipFamilies`, in that order.",
     hccm: "ours: HCCM lists every address",
+    writer: "tenant",
+  },
+  [FIREWALL_NODEPORTS_ANNOTATION]: {
+    default: "false",
+    meaning:
+      "A NodePort Service opens its NodePorts in the cluster's firewall, from `spec.loadBalancerSourceRanges` " +
+      "or everywhere (needs `HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES` to name its namespace).",
+    hccm: OURS,
     writer: "tenant",
   },
   [TLS_SECRET_ANNOTATION]: {

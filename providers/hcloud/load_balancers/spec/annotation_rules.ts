@@ -9,7 +9,11 @@
  * @module
  */
 import { ASCII_SPACE } from "../../../../lib/ascii_space.ts";
-import { INGRESS_FAMILIES_ANNOTATION, KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../../names.ts";
+import {
+  FIREWALL_NODEPORTS_ANNOTATION,
+  INGRESS_FAMILIES_ANNOTATION,
+  KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
+} from "../../names.ts";
 
 /** Annotations read with Go's `strconv.ParseBool`. */
 export const BOOLS = [
@@ -26,7 +30,11 @@ export const BOOLS = [
 ] as const;
 
 /** Our own boolean Service annotations, by full name (names.ts). */
-export const OUR_BOOLS = [KUBE_PROXY_HEALTH_CHECK_ANNOTATION, INGRESS_FAMILIES_ANNOTATION] as const;
+export const OUR_BOOLS = [
+  KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
+  INGRESS_FAMILIES_ANNOTATION,
+  FIREWALL_NODEPORTS_ANNOTATION,
+] as const;
 
 /** A Secret's name (a DNS subdomain, as Kubernetes names Secrets). */
 export const SECRET_NAME = {

@@ -65,6 +65,11 @@ export interface LoadBalancerDefaults {
    */
   firewall?: string;
   /**
+   * `HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES` (ours): the namespaces whose NodePort
+   * Services may open their NodePorts in that firewall (`"*"`: all; unset: none).
+   */
+  firewallNodePortNamespaces?: "*" | string[];
+  /**
    * `HCLOUD_LOAD_BALANCERS_TLS_SECRETS` (ours): Services may name `kubernetes.io/tls` Secrets (labelled
    * for it) whose certificate the CCM uploads and keeps on their HTTPS ports (load_balancers/certificates/tls_secrets.ts).
    * Needs read access to Secrets (the chart's `tlsSecrets.enabled`).
