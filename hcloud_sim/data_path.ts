@@ -13,11 +13,31 @@
  * open connections at once; `http` and `https` services are forwarded as TCP (no HTTP or TLS
  * termination). The checks themselves are in health_probe.ts (TLS included).
  *
+ * Cloud Firewalls apply (firewall_model.ts): a balancer reaching a target on its public address
+ * does so from its public IPv4, so its checks and connections pass only where a firewall applied
+ * to the target's server allows that address on that port (a blocked check fails, a blocked
+ * connection is dropped); through the Network (`use_private_ip`) nothing is filtered. A client
+ * outside can be played with {@link DataPath.connectFrom}: it reaches a server's public address
+ * only where its firewalls let that client's address in.
+ *
  * @module
  */
 import type { LoadBalancer, World } from "./world.ts";
 import { targetServerIds } from "./lb_model.ts";
 import { probe } from "./health_probe.ts";
+import { allowsInbound, firewallsOf } from "./firewall_model.ts";
+
+/**
+ * Whether balancer `lb`'s traffic reaches `port` of server `serverId`: through the Network it is
+ * not filtered; on the public interface the server's firewalls must allow the balancer's IPv4.
+ */
+export function balancerReaches(world: World, lb: LoadBalancer, serverId: number, port: number): boolean {
+  if (lb.targets.some((t) => t.use_private_ip)) return true;
+  const source = lb.public_net.ipv4?.ip;
+  // Without a public IPv4 it has no public source address: it gets through only where nothing filters.
+  if (!source) return firewallsOf(world, serverId).length === 0;
+  return allowsInbound(world, serverId, { protocol: "tcp", source, port });
+}
 
 /** Where things listen. */
 export interface DataPathOptions {
@@ -44,8 +64,9 @@ class ServicePath {
   >();
   readonly #open = new Map<number, Set<() => void>>();
   #next = 0;
-  /** Connections refused for want of a healthy target, and forwarded. */
+  /** Connections refused for want of a healthy target, dropped by a target's firewall, and forwarded. */
   refused = 0;
+  dropped = 0;
   forwarded = 0;
 
   constructor(
@@ -104,7 +125,9 @@ class ServicePath {
       const state = this.#health.get(serverId);
       if (!found || state !== h) return;
       const hc = found.svc.health_check;
-      const ok = await probe(this.opts.serverAddress(serverId), hc);
+      // A check the server's firewall drops fails (as a real one times out).
+      const ok = balancerReaches(this.world, found.lb, serverId, hc.port) &&
+        await probe(this.opts.serverAddress(serverId), hc);
       if (this.#health.get(serverId) !== h) return;
       if (ok) [h.status, h.failures] = ["healthy", 0];
       else if (++h.failures > (hc.retries ?? 3)) h.status = "unhealthy";
@@ -130,6 +153,11 @@ class ServicePath {
       ? healthy.reduce((a, b) => ((this.#open.get(b)?.size ?? 0) < (this.#open.get(a)?.size ?? 0) ? b : a))
       : healthy[this.#next++ % healthy.length];
     let upstream: Deno.TcpConn;
+    if (!balancerReaches(this.world, found.lb, target, found.svc.destination_port)) {
+      this.dropped++;
+      conn.close();
+      return;
+    }
     try {
       upstream = await Deno.connect({
         hostname: this.opts.serverAddress(target),
@@ -198,6 +226,25 @@ export class DataPath {
   /** Connections refused for want of a healthy target, over all services. */
   get refused(): number {
     return [...this.#paths.values()].reduce((n, p) => n + p.refused, 0);
+  }
+
+  /** Connections a target's firewall dropped, over all services. */
+  get dropped(): number {
+    return [...this.#paths.values()].reduce((n, p) => n + p.dropped, 0);
+  }
+
+  /**
+   * A client at `source` (an address outside) connecting to `port` of server `serverId`'s public
+   * address: refused as dropped when the server's firewalls do not let it in, else connected to
+   * where the server's endpoints listen.
+   */
+  async connectFrom(source: string, serverId: number, port: number): Promise<Deno.TcpConn> {
+    if (!allowsInbound(this.world, serverId, { protocol: "tcp", source, port })) {
+      throw new Deno.errors.TimedOut(
+        `${source} → server ${serverId}:${port}: dropped by the server's firewall`,
+      );
+    }
+    return await Deno.connect({ hostname: this.opts.serverAddress(serverId), port });
   }
 
   /** Brings listeners and targets in line with the balancers now. */

@@ -112,3 +112,73 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "sim data path: a firewall on the target lets through only what its rules allow: the balancer's checks and traffic, a client outside",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const t = await startTestSim();
+    const node = t.sim.addServer({ name: "node", location: "fsn1", labels: { role: "node" } });
+    const live = endpoint(nodeAddress(node.id));
+    const dataPath = t.sim.enableDataPath({ serverAddress: nodeAddress, reconcileMs: 50 });
+    try {
+      const created = await t.api("POST", "/load_balancers", {
+        name: "lb",
+        load_balancer_type: "lb11",
+        location: "fsn1",
+        services: [{
+          protocol: "tcp",
+          listen_port: 18182,
+          destination_port: PORT,
+          proxyprotocol: false,
+          health_check: { protocol: "tcp", port: PORT, interval: 3, timeout: 1, retries: 0 },
+        }],
+        targets: [{ type: "server", server: { id: node.id } }],
+      });
+      const lb = created.body.load_balancer;
+      const lbIp = lb.public_net.ipv4.ip as string;
+      const status = async () =>
+        (await t.api("GET", `/load_balancers/${lb.id}`)).body.load_balancer.targets[0].health_status[0]
+          .status;
+      const answered = async () => {
+        const conn = await Deno.connect(dataPath.address(lb.id, 18182)!);
+        await conn.write(new TextEncoder().encode("hi"));
+        const n = await conn.read(new Uint8Array(64)).catch(() => null);
+        conn.close();
+        return n !== null;
+      };
+      const direct = (source: string) =>
+        dataPath.connectFrom(source, node.id, PORT).then((c) => (c.close(), true), () => false);
+      await eventually(() => dataPath.address(lb.id, 18182) !== undefined, 5_000);
+      await eventually(async () => await status() === "healthy" && await answered(), 10_000);
+      assertEquals(await direct("198.51.100.77"), true, "no firewall: the world reaches the port");
+
+      // The first firewall, allowing SSH only: the balancer's checks fail, the world is dropped.
+      const fw = (await t.api("POST", "/firewalls", {
+        name: "nodes",
+        rules: [{ direction: "in", protocol: "tcp", port: "22", source_ips: ["0.0.0.0/0"] }],
+        apply_to: [{ type: "label_selector", label_selector: { selector: "role=node" } }],
+      })).body.firewall;
+      await eventually(async () => await status() === "unhealthy", 10_000);
+      assertEquals(await direct("198.51.100.77"), false);
+      assertEquals(await answered(), false, "no healthy target behind the firewall");
+
+      // The balancer's address allowed on the port: healthy and served; the world still dropped.
+      await t.api("POST", `/firewalls/${fw.id}/actions/set_rules`, {
+        rules: [{ direction: "in", protocol: "tcp", port: String(PORT), source_ips: [`${lbIp}/32`] }],
+      });
+      await eventually(async () => await status() === "healthy", 10_000);
+      assertEquals([await answered(), await direct("198.51.100.77"), await direct(lbIp)], [
+        true,
+        false,
+        true,
+      ]);
+      assertEquals(dataPath.dropped, 0, "no connection dropped once allowed");
+    } finally {
+      live.close();
+      await t.finish();
+    }
+  },
+});
