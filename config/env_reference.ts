@@ -229,7 +229,7 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
     default: "",
     meaning:
       "Namespaces (comma-separated, or *) whose NodePort Services may open their NodePorts in that firewall " +
-      "with service.deno-ccm.io/firewall-open-nodeports, from their spec.loadBalancerSourceRanges or everywhere.",
+      "with service.deno-ccm.io/firewall-open-nodeports, from service.deno-ccm.io/firewall-source-ranges or everywhere.",
     hccm: "ours",
   },
   HCLOUD_LOAD_BALANCERS_TLS_SECRETS: {

@@ -167,11 +167,10 @@ function isLoadBalancer(svc: Service): boolean {
   return svc.spec?.type === "LoadBalancer";
 }
 
-/** What may change the rules: type, ports, source ranges, annotations, ingress, deletion. */
+/** What may change the rules: type, ports, annotations (source ranges among them), ingress, deletion. */
 function changed(a: Service, b: Service): boolean {
   return a.spec?.type !== b.spec?.type ||
     JSON.stringify(a.spec?.ports) !== JSON.stringify(b.spec?.ports) ||
-    JSON.stringify(a.spec?.loadBalancerSourceRanges) !== JSON.stringify(b.spec?.loadBalancerSourceRanges) ||
     a.spec?.healthCheckNodePort !== b.spec?.healthCheckNodePort ||
     JSON.stringify(a.metadata?.annotations) !== JSON.stringify(b.metadata?.annotations) ||
     JSON.stringify(a.status?.loadBalancer) !== JSON.stringify(b.status?.loadBalancer) ||

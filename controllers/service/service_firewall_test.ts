@@ -85,7 +85,7 @@ Deno.test("service firewall: a Service the firewall concerns asks for a sync wit
       SERVICES,
       "np",
       "merge",
-      { spec: { loadBalancerSourceRanges: ["203.0.113.0/24"] } },
+      { metadata: { annotations: { ranges: "203.0.113.0/24" } } },
       {
         namespace: "default",
       },
@@ -102,7 +102,7 @@ Deno.test("service firewall: a Service the firewall concerns asks for a sync wit
     assertEquals(unchanged.length, 2);
     // Taken back, then refused again: said again.
     refuse = false;
-    await t.client.patch(SERVICES, "np", "merge", { spec: { loadBalancerSourceRanges: [] } }, {
+    await t.client.patch(SERVICES, "np", "merge", { metadata: { annotations: { ranges: null } } }, {
       namespace: "default",
     });
     await t.advance(60_000);
@@ -111,7 +111,7 @@ Deno.test("service firewall: a Service the firewall concerns asks for a sync wit
       SERVICES,
       "np",
       "merge",
-      { spec: { loadBalancerSourceRanges: ["198.51.100.0/24"] } },
+      { metadata: { annotations: { ranges: "198.51.100.0/24" } } },
       {
         namespace: "default",
       },

@@ -44,6 +44,8 @@ export const KUBE_PROXY_HEALTH_CHECK_ANNOTATION = "service.deno-ccm.io/health-ch
 export const INGRESS_FAMILIES_ANNOTATION = "service.deno-ccm.io/ingress-follows-ip-families";
 /** Service annotation: a NodePort Service opens its NodePorts in the cluster's firewall (ours; firewall/node_ports.ts). */
 export const FIREWALL_NODEPORTS_ANNOTATION = "service.deno-ccm.io/firewall-open-nodeports";
+/** Service annotation: the source CIDRs a NodePort Service opens its NodePorts to, `cidr,…` (ours; Kubernetes refuses `loadBalancerSourceRanges` on NodePort Services). */
+export const FIREWALL_SOURCE_RANGES_ANNOTATION = "service.deno-ccm.io/firewall-source-ranges";
 /** Ours: a `kubernetes.io/tls` Secret (in the Service's namespace) whose certificate https ports serve. */
 export const TLS_SECRET_ANNOTATION = "service.deno-ccm.io/tls-secret";
 /** The label a Secret needs before the CCM reads it: its owner's consent, and the watch's selector. */

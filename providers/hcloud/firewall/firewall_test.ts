@@ -178,11 +178,13 @@ function nodePortService(
       namespace,
       uid: `uid-${name}`,
       creationTimestamp: at,
-      annotations: { "service.deno-ccm.io/firewall-open-nodeports": "true" },
+      annotations: {
+        "service.deno-ccm.io/firewall-open-nodeports": "true",
+        ...ranges ? { "service.deno-ccm.io/firewall-source-ranges": ranges.join(",") } : {},
+      },
     },
     spec: {
       type: "NodePort",
-      loadBalancerSourceRanges: ranges,
       ports: ports.map(([nodePort, protocol], i) => ({ name: `p${i}`, port: 80 + i, protocol, nodePort })),
     },
   };

@@ -1,10 +1,11 @@
 /**
  * NodePort Services that open their NodePorts in the cluster's firewall (opt-in twice): the operator
  * names the namespaces allowed (`HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES`), the Service
- * asks with `service.deno-ccm.io/firewall-open-nodeports: "true"`. Its NodePorts are opened from
- * `spec.loadBalancerSourceRanges` (or the older annotation
- * `service.beta.kubernetes.io/load-balancer-source-ranges`), or from everywhere without either:
- * the Nodes see the client's address on a NodePort, so the ranges are enforced there.
+ * asks with `service.deno-ccm.io/firewall-open-nodeports: "true"`. Its NodePorts are opened from the
+ * ranges of `service.deno-ccm.io/firewall-source-ranges`, or from everywhere without it: the Nodes
+ * see the client's address on a NodePort, so the ranges are enforced there. (Ours, because the
+ * apiserver refuses `spec.loadBalancerSourceRanges` and its annotation form on any Service not of
+ * type LoadBalancer.)
  *
  * Bad input changes nothing for anyone: a Service that asks without its namespace being allowed, or
  * with a range that is not a CIDR, a protocol the firewall cannot filter, or too many ranges, is
@@ -18,11 +19,8 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { parseCidr } from "../../../lib/cidr.ts";
 import { parseGoBool } from "../../../lib/go_bool.ts";
 import { quoteValue } from "../../../lib/quote_value.ts";
-import { FIREWALL_NODEPORTS_ANNOTATION } from "../names.ts";
+import { FIREWALL_NODEPORTS_ANNOTATION, FIREWALL_SOURCE_RANGES_ANNOTATION } from "../names.ts";
 import { SOURCES_PER_RULE } from "./rules.ts";
-
-/** The older, annotation form of `spec.loadBalancerSourceRanges` (Kubernetes'). */
-export const SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges";
 
 /** What one Service opens: each NodePort from every source range. */
 export interface NodePortOpening {
@@ -111,12 +109,11 @@ function opening(service: Service, allowed: "*" | readonly string[] | undefined)
         "; a LoadBalancer Service's are opened to its balancer)",
     );
   }
-  const fromSpec = service.spec?.loadBalancerSourceRanges ?? [];
-  const fromAnnotation = service.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION];
-  const field = fromSpec.length ? "spec.loadBalancerSourceRanges" : SOURCE_RANGES_ANNOTATION;
-  const raw = fromSpec.length
-    ? fromSpec
-    : (fromAnnotation ?? "").split(",").map((r) => r.trim()).filter(Boolean);
+  const field = FIREWALL_SOURCE_RANGES_ANNOTATION;
+  const raw = (service.metadata?.annotations?.[FIREWALL_SOURCE_RANGES_ANNOTATION] ?? "").split(",").map((r) =>
+    r.trim()
+  )
+    .filter(Boolean);
   const sources: string[] = [];
   for (const range of raw) {
     const cidr = parseCidr(range);

@@ -1,13 +1,13 @@
 /**
  * What NodePort Services ask of the firewall, read: opt-in by the operator (namespaces) and the
- * Service (the annotation), sources from `spec.loadBalancerSourceRanges` or the older annotation or
+ * Service (the annotation), sources from `service.deno-ccm.io/firewall-source-ranges` or
  * everywhere, and every bad request refused with the field and value named — a hostile value never
  * becomes a rule.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals, assertMatch } from "../../../testing/assert.ts";
-import { nodePortOpenings, SOURCE_RANGES_ANNOTATION } from "./node_ports.ts";
-import { FIREWALL_NODEPORTS_ANNOTATION } from "../names.ts";
+import { nodePortOpenings } from "./node_ports.ts";
+import { FIREWALL_NODEPORTS_ANNOTATION, FIREWALL_SOURCE_RANGES_ANNOTATION } from "../names.ts";
 
 function nodePort(
   name: string,
@@ -20,11 +20,13 @@ function nodePort(
       namespace: options.namespace ?? "shop",
       uid: `uid-${name}`,
       creationTimestamp: options.at ?? "2026-11-27T10:00:00Z",
-      annotations: options.ask === undefined ? {} : { [FIREWALL_NODEPORTS_ANNOTATION]: options.ask },
+      annotations: {
+        ...options.ask === undefined ? {} : { [FIREWALL_NODEPORTS_ANNOTATION]: options.ask },
+        ...options.ranges ? { [FIREWALL_SOURCE_RANGES_ANNOTATION]: options.ranges.join(",") } : {},
+      },
     },
     spec: {
       type: "NodePort",
-      loadBalancerSourceRanges: options.ranges,
       ports: (options.ports ?? [[30080, "TCP"]]).map(([nodePort, protocol], i) => ({
         name: `p${i}`,
         port: 80 + i,
@@ -55,18 +57,13 @@ Deno.test("node ports: only Services that ask, in namespaces the operator allows
   assertEquals(nodePortOpenings(services, "*").openings.length, 2);
 });
 
-Deno.test("node ports: sources from spec.loadBalancerSourceRanges, else the annotation, canonical and unique", () => {
-  const fromSpec = nodePort("a", {
+Deno.test("node ports: sources from service.deno-ccm.io/firewall-source-ranges, canonical and unique", () => {
+  const listed = nodePort("a", {
     ask: "true",
-    ranges: ["203.0.113.7/24", "2001:db8::/32", "203.0.113.0/24"],
+    ranges: ["203.0.113.7/24", " 2001:db8::/32", "203.0.113.0/24 "],
   });
-  const fromAnnotation = nodePort("b", { ask: "true" });
-  fromAnnotation.metadata!.annotations![SOURCE_RANGES_ANNOTATION] = " 198.51.100.0/24 , 192.0.2.1/32";
-  const { openings } = nodePortOpenings([fromSpec, fromAnnotation], "*");
-  assertEquals(openings.map((o) => o.sources), [
-    ["2001:db8::/32", "203.0.113.0/24"],
-    ["192.0.2.1/32", "198.51.100.0/24"],
-  ]);
+  const { openings } = nodePortOpenings([listed], "*");
+  assertEquals(openings.map((o) => o.sources), [["2001:db8::/32", "203.0.113.0/24"]]);
 });
 
 Deno.test("node ports, hostile input: each bad request is refused naming field and value, and opens nothing", () => {
@@ -75,7 +72,7 @@ Deno.test("node ports, hostile input: each bad request is refused naming field a
     [nodePort("lb", { ask: "true" }), /only NodePort Services/],
     [
       nodePort("badcidr", { ask: "true", ranges: ["0.0.0.0/0", "evil\u0000;rm"] }),
-      /spec\.loadBalancerSourceRanges holds "evil\\u0000;rm", which is not a CIDR/,
+      /firewall-source-ranges holds "evil\\u0000;rm", which is not a CIDR/,
     ],
     [
       nodePort("many", { ask: "true", ranges: Array.from({ length: 101 }, (_, i) => `10.${i}.0.0/16`) }),

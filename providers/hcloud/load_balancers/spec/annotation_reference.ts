@@ -27,6 +27,7 @@ import {
   CO_MANAGED_STATE,
   EXTERNAL_IPV6_ANNOTATION,
   FIREWALL_NODEPORTS_ANNOTATION,
+  FIREWALL_SOURCE_RANGES_ANNOTATION,
   INGRESS_FAMILIES_ANNOTATION,
   KUBE_PROXY_HEALTH_CHECK_ANNOTATION,
   LB_LABELS_ANNOTATION,
@@ -84,8 +85,15 @@ export const OWN_ANNOTATION_REFERENCE: Record<string, AnnotationReference> = {
   [FIREWALL_NODEPORTS_ANNOTATION]: {
     default: "false",
     meaning:
-      "A NodePort Service opens its NodePorts in the cluster's firewall, from `spec.loadBalancerSourceRanges` " +
+      "A NodePort Service opens its NodePorts in the cluster's firewall, from `service.deno-ccm.io/firewall-source-ranges` " +
       "or everywhere (needs `HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES` to name its namespace).",
+    hccm: OURS,
+    writer: "tenant",
+  },
+  [FIREWALL_SOURCE_RANGES_ANNOTATION]: {
+    default: "everywhere (`0.0.0.0/0`, `::/0`)",
+    meaning: "The CIDRs (`a,b,…`, at most 100) a NodePort Service opening its NodePorts lets in; " +
+      "Kubernetes refuses `loadBalancerSourceRanges` on NodePort Services.",
     hccm: OURS,
     writer: "tenant",
   },
