@@ -237,6 +237,8 @@ export interface FirewallSync {
    * value: the controller records it on the Service. The other Services' rules were written.
    */
   refused?: { service: string; message: string }[];
+  /** What the operator should know of the firewall itself (it protects nothing yet, say): logged when it changes. */
+  notice?: string;
 }
 
 /**

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { type RequestLoad, startLoad } from "./request_load.ts";
 import { TestCluster } from "./kube_cluster.ts";
 import { startTestSim } from "./sim_harness.ts";
 import { adminClient, registerNode, startCcm } from "./ccm_harness.ts";
@@ -96,10 +97,7 @@ export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRu
     HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "0",
     HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
   });
-  const http = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
-  let load: Promise<void> | undefined;
-  let loading = true;
-  const result = { requests: 0, failed: 0 };
+  let load: RequestLoad | undefined;
   try {
     await client.create(SERVICES, {
       apiVersion: "v1",
@@ -133,25 +131,7 @@ export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRu
 
     const started = Date.now();
     const auditStart = sim.audit.length;
-    load = (async () => {
-      const inFlight = new Set<Promise<void>>();
-      while (loading) {
-        const request = (async () => {
-          result.requests++;
-          try {
-            const res = await fetch(url, { client: http, signal: AbortSignal.timeout(10_000) });
-            const text = await res.text();
-            if (!res.ok || !text.startsWith("served by")) result.failed++;
-          } catch {
-            result.failed++;
-          }
-        })();
-        inFlight.add(request);
-        request.finally(() => inFlight.delete(request));
-        await new Promise((r) => setTimeout(r, 1000 / (o.ratePerSecond ?? 20)));
-      }
-      await Promise.all(inFlight);
-    })();
+    load = startLoad(url, o.ratePerSecond ?? 20, "served by");
 
     for (let i = 1; i <= count; i++) {
       const name = `w${i}`;
@@ -169,8 +149,7 @@ export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRu
       const replacement = serverOf.get(`${name}-new`)!;
       await eventually(() => healthy(replacement), 60_000);
     }
-    loading = false;
-    await load;
+    const result = await load.stop();
     return {
       drain: o.drain,
       ...result,
@@ -179,9 +158,7 @@ export async function runDrainScenario(o: DrainScenarioOptions): Promise<DrainRu
       cloudRequests: sim.audit.length - auditStart,
     };
   } finally {
-    loading = false;
-    await load?.catch(() => {});
-    http.close();
+    await load?.stop();
     await ccm.stop();
     for (const ep of endpoints.values()) await ep.stop();
     await backend.shutdown();

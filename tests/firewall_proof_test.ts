@@ -6,6 +6,7 @@
  * the balancer fails while the firewall is applied, Services come, change and go, and a Node joins
  * (covered by the firewall's label selector before it becomes a target).
  */
+import { type RequestLoad, startLoad } from "../testing/request_load.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../testing/assert.ts";
 import { eventually } from "../testing/helpers.ts";
@@ -69,9 +70,7 @@ Deno.test({
     );
     let ccm: Awaited<ReturnType<typeof startCcm>> | undefined;
     const http = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
-    let loading = true;
-    let load: Promise<void> | undefined;
-    const result = { requests: 0, failed: 0 };
+    let load: RequestLoad | undefined;
     const addNode = async (name: string) => {
       const server = sim.addServer({ name, location: "fsn1", labels: { role: "node" } });
       const node = await KubeProxyNode.start(cluster, nodes.length + 1, name);
@@ -92,9 +91,11 @@ Deno.test({
         HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_RETRIES: "0",
       });
       const backendPort = [{ name: "http", port: 8080, protocol: "TCP" as const, targetPort: BACKEND.port }];
-      await client.create(SERVICES, service("web", { type: "LoadBalancer", ports: backendPort }), {
-        namespace: "default",
-      });
+      for (const name of ["web", "old"]) {
+        await client.create(SERVICES, service(name, { type: "LoadBalancer", ports: backendPort }), {
+          namespace: "default",
+        });
+      }
       await client.create(
         SERVICES,
         service("admin", { type: "NodePort", ports: backendPort }, {
@@ -103,7 +104,7 @@ Deno.test({
         }),
         { namespace: "default" },
       );
-      for (const name of ["web", "admin", "api"]) {
+      for (const name of ["web", "old", "admin", "api"]) {
         await client.create(ENDPOINT_SLICES, {
           apiVersion: "discovery.k8s.io/v1",
           kind: "EndpointSlice",
@@ -119,12 +120,13 @@ Deno.test({
       }
       const balancer = (name: string) =>
         [...sim.world.loadBalancers.values()].find((lb) =>
-          lb.name.includes(name) || lb.labels["hcloud-ccm/service-uid"] === uids.get(name)
+          uids.has(name) && lb.labels["hcloud-ccm/service-uid"] === uids.get(name)
         );
       const uids = new Map<string, string>();
       const uid = async (name: string) =>
         uids.set(name, (await client.get(SERVICES, name, { namespace: "default" })).metadata!.uid!);
       await uid("web");
+      await uid("old");
       const healthyOn = (name: string, serverId: number) => {
         const lb = balancer(name);
         return !!lb && lb.services.length > 0 &&
@@ -136,8 +138,13 @@ Deno.test({
       type Shown = { id: number; rules: { source_ips: string[] }[]; applied_to: unknown[] };
       const firewall = async () =>
         (await s.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0] as Shown | undefined;
-      // The sync at start came before web had a balancer; the next follows at most a minute later.
-      await eventually(async () => ((await firewall())?.rules.length ?? 0) >= 3, 90_000);
+      // The sync at start came before the balancers; the next follows at most a minute later.
+      await eventually(() => [...servers.values()].every((id) => healthyOn("old", id)), 60_000);
+      const opened = async (name: string) =>
+        ((await firewall())?.rules ?? []).some((r) =>
+          r.source_ips.includes(`${balancer(name)!.public_net.ipv4!.ip}/32`)
+        );
+      await eventually(async () => await opened("web") && await opened("old"), 120_000);
       const made = (await firewall())!;
       assertEquals(made.applied_to, [], "the CCM never applies the firewall itself");
       const nodePort = async (name: string) =>
@@ -160,27 +167,7 @@ Deno.test({
         );
         return (await res?.text())?.startsWith("served by") ?? false;
       }, 30_000);
-      load = (async () => {
-        const inFlight = new Set<Promise<void>>();
-        while (loading) {
-          const request = (async () => {
-            result.requests++;
-            try {
-              const res = await fetch(`http://${address.hostname}:${address.port}/`, {
-                client: http,
-                signal: AbortSignal.timeout(10_000),
-              });
-              if (!res.ok || !(await res.text()).startsWith("served by")) result.failed++;
-            } catch {
-              result.failed++;
-            }
-          })();
-          inFlight.add(request);
-          request.finally(() => inFlight.delete(request));
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        await Promise.all(inFlight);
-      })();
+      load = startLoad(`http://${address.hostname}:${address.port}/`, 10, "served by");
 
       // The operator applies the CCM's firewall to the Nodes (by label): its rules are there already.
       const applied = await s.api("POST", `/firewalls/${made.id}/actions/apply_to_resources`, {
@@ -195,7 +182,8 @@ Deno.test({
       }, "after: the world only through the balancer; admin only from its range");
       console.log(`firewall before/after: ${JSON.stringify({ before, after })}`);
 
-      // Services come and change: a new balancer, web gets a second port; a Node joins meanwhile.
+      // At once: a Service comes (a new balancer), web gets a second port, a Service goes, a Node joins.
+      const oldIp = balancer("old")!.public_net.ipv4!.ip!;
       await client.create(SERVICES, service("api", { type: "LoadBalancer", ports: backendPort }), {
         namespace: "default",
       });
@@ -205,39 +193,35 @@ Deno.test({
           ports: [...backendPort, { name: "alt", port: 8081, protocol: "TCP", targetPort: BACKEND.port }],
         },
       }, { namespace: "default" });
+      await client.delete(SERVICES, "old", { namespace: "default" });
       await addNode("w3");
       const w3 = servers.get("w3")!;
       // w3 carries the label: the firewall covers it before it is a target, and its checks pass.
       await eventually(() => targetServerIds(sim.world, balancer("web")!).includes(w3), 60_000);
       await eventually(() => healthyOn("web", w3), 60_000);
-      // The next firewall sync (at most a minute after the last) opens api's balancer and web's new port.
+      // The next firewall sync (at most a minute after the last) opens api's balancer and web's new
+      // port, and takes the gone Service's balancer out.
       await eventually(
         () => [...servers.values()].every((id) => healthyOn("api", id) && healthyOn("web", id)),
         120_000,
+      );
+      await eventually(
+        async () => !((await firewall())?.rules ?? []).some((r) => r.source_ips.includes(`${oldIp}/32`)),
+        60_000,
       );
       assertEquals(
         await directGet(dataPath, WORLD, w3, await nodePort("web")),
         false,
         "w3's NodePorts are shut too",
       );
-
-      // A Service goes: its balancer's opening goes with it at the next sync.
-      const apiIp = balancer("api")!.public_net.ipv4!.ip!;
-      await client.delete(SERVICES, "api", { namespace: "default" });
-      await eventually(
-        async () => !(await firewall())!.rules.some((r) => r.source_ips.includes(`${apiIp}/32`)),
-        120_000,
-      );
-      loading = false;
-      await load;
+      const result = await load.stop();
       console.log(
         `${result.requests} requests through the balancer: ${result.failed} failed; dropped by firewalls: ${dataPath.dropped}`,
       );
       assert(result.requests > 100, `only ${result.requests} requests`);
       assertEquals(result.failed, 0, "no request through the balancer failed");
     } finally {
-      loading = false;
-      await load?.catch(() => {});
+      await load?.stop();
       http.close();
       await ccm?.stop();
       for (const node of nodes) await node.stop();

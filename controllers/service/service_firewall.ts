@@ -49,6 +49,8 @@ export class FirewallFollower {
   readonly #services: (key: string) => Service | undefined;
   /** Refusals said, by Service UID: the message last recorded (said again only when it changes). */
   readonly #told = new Map<string, string>();
+  /** The provider's last notice about the firewall (logged once per change). */
+  #notice?: string;
 
   /** Follows the Services of `ctx`'s informer; refusals are recorded through `recorder`. */
   constructor(
@@ -130,6 +132,10 @@ export class FirewallFollower {
       }
       this.#rules.set({}, result.rules);
       this.#tell(result.refused ?? []);
+      if (result.notice !== this.#notice && result.notice) {
+        this.#log.warning("{notice}", { notice: result.notice });
+      }
+      this.#notice = result.notice;
       if (result.changed) {
         this.#writes.inc();
         this.#log.info("firewall rules for the load balancers written: {rules} rule(s)", {

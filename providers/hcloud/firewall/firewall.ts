@@ -7,7 +7,9 @@
  * created (labelled with the cluster, applied to nothing); one labelled for another cluster is refused.
  *
  * NodePort Services the operator allows open their NodePorts in it too (node_ports.ts): after the
- * balancers' rules, oldest Service first, each whole or refused whole.
+ * balancers' rules, oldest Service first, each whole or refused whole. Balancers made outside
+ * Kubernetes that Services co-manage carry no label of ours: each is read by the ID the Services'
+ * sealed records name, and opened for the ports they own on it.
  *
  * Cost of a sync: one paginated list of this cluster's balancers (cut down as pages arrive), one
  * read of the firewall, and one `set_rules` only when the rules differ. A recheck while the
@@ -16,7 +18,7 @@
  *
  * @module
  */
-import type { HcloudClient } from "../../../hcloud_api/mod.ts";
+import { CloudApiError, type HcloudClient } from "../../../hcloud_api/mod.ts";
 import { TerminalError } from "../../errors.ts";
 import { CLUSTER_ID_LABEL, FIREWALL_NODEPORTS_ANNOTATION } from "../names.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
@@ -46,13 +48,29 @@ interface ShownFirewall {
   name: string;
   labels?: Record<string, string>;
   rules: ShownRule[];
+  applied_to?: unknown[];
 }
 
 /** The fields of a listed balancer the rules need. */
 interface ListedBalancer {
   public_net?: { enabled?: boolean; ipv4?: { ip?: string | null } | null };
-  services?: { destination_port?: number; health_check?: { port?: number } }[];
+  services?: { listen_port?: number; destination_port?: number; health_check?: { port?: number } }[];
   targets?: { type?: string; use_private_ip?: boolean }[];
+}
+
+/**
+ * What a balancer needs opened: its public IPv4 to the ports it sends to (of the services whose
+ * listen port `only` names, when given); nothing when it has no public IPv4 or reaches every target
+ * through the Network (IP targets, Robot's, always go public).
+ */
+function openingOf(lb: ListedBalancer, only?: readonly number[]): Opening | undefined {
+  const ip = lb.public_net?.enabled ? lb.public_net.ipv4?.ip : undefined;
+  const publicTargets = (lb.targets ?? []).some((t) => t.type === "ip" || !t.use_private_ip);
+  if (!ip || !publicTargets) return undefined;
+  const ports = (lb.services ?? []).filter((s) => !only || only.includes(s.listen_port ?? -1))
+    .flatMap((s) => [s.destination_port, s.health_check?.port])
+    .filter((p): p is number => typeof p === "number");
+  return { source: ip, ports };
 }
 
 /** Firewall rule entries and effective rules one firewall holds (the API's limits). */
@@ -66,6 +84,9 @@ export interface NodePortSource {
   namespaces?: "*" | readonly string[];
 }
 
+/** Co-managed balancers (made outside Kubernetes): ID → the listen ports this cluster's Services own. */
+export type CoManagedPorts = () => Promise<Map<number, number[]>>;
+
 /** What a sync did: whether it wrote, how many rules the CCM keeps, and the Services refused. */
 export interface FirewallSyncResult {
   /** Whether rules were written. */
@@ -74,6 +95,8 @@ export interface FirewallSyncResult {
   rules: number;
   /** NodePort Services whose request was not taken, each with why. */
   refused: Refusal[];
+  /** What the operator should know of the firewall itself (applied to no server), if anything. */
+  notice?: string;
 }
 
 /** See the module doc. */
@@ -82,23 +105,27 @@ export class HcloudFirewall {
   readonly #name: string;
   readonly #clusterId: () => string | undefined;
   readonly #nodePorts?: NodePortSource;
+  readonly #coManaged?: CoManagedPorts;
   /** What the last sync's list found, for a recheck that knows the balancers did not change. */
   #openings?: { clusterId: string; openings: Opening[] };
 
   /**
    * The firewall named `name`, kept for the cluster whose identity `clusterId` gives once known;
-   * with `nodePorts`, allowed NodePort Services open their NodePorts in it.
+   * with `nodePorts`, allowed NodePort Services open their NodePorts in it; with `coManaged`, the
+   * balancers Services co-manage are opened for the ports those Services own (a read each).
    */
   constructor(
     client: HcloudClient,
     name: string,
     clusterId: () => string | undefined,
     nodePorts?: NodePortSource,
+    coManaged?: CoManagedPorts,
   ) {
     this.#client = client;
     this.#name = name;
     this.#clusterId = clusterId;
     this.#nodePorts = nodePorts;
+    this.#coManaged = coManaged;
   }
 
   /** The description that marks this cluster's rules for its balancers. */
@@ -195,7 +222,13 @@ export class HcloudFirewall {
       }
     }
     const mine = (found?.rules ?? []).filter((r) => HcloudFirewall.ours(clusterId, r.description));
-    if (found && sameRules(mine, desired)) return { changed: false, rules: desired.length, refused };
+    // Rules on a firewall applied to nothing protect nothing: worth telling the operator.
+    const notice = found?.applied_to?.length
+      ? undefined
+      : `firewall ${this.#name} is applied to no server: its rules protect nothing until you apply it ` +
+        "to the Nodes' servers (the CCM never applies it, so it is never a server's first firewall)";
+    const told = notice ? { notice } : {};
+    if (found && sameRules(mine, desired)) return { changed: false, rules: desired.length, refused, ...told };
     const rules = [...others, ...desired].map((r) => requestRule(r as ShownRule));
     if (!found) {
       await this.#client.call(
@@ -213,7 +246,7 @@ export class HcloudFirewall {
         }),
       );
     }
-    return { changed: true, rules: desired.length, refused };
+    return { changed: true, rules: desired.length, refused, ...told };
   }
 
   async #find(): Promise<ShownFirewall | undefined> {
@@ -233,16 +266,20 @@ export class HcloudFirewall {
         this.#client.api.GET("/load_balancers", {
           params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 10 } },
         }),
-      (lb) => {
-        const ip = lb.public_net?.enabled ? lb.public_net.ipv4?.ip : undefined;
-        // Targets reached through the Network are not filtered; IP targets (Robot) always go public.
-        const publicTargets = (lb.targets ?? []).some((t) => t.type === "ip" || !t.use_private_ip);
-        if (!ip || !publicTargets) return undefined;
-        const ports = (lb.services ?? []).flatMap((s) => [s.destination_port, s.health_check?.port])
-          .filter((p): p is number => typeof p === "number");
-        return { source: ip, ports };
-      },
+      (lb) => openingOf(lb),
     );
+    // Co-managed balancers carry no label of ours: each is read by the ID its Services recorded.
+    for (const [id, ports] of await this.#coManaged?.() ?? []) {
+      try {
+        const { load_balancer } = await this.#client.call(
+          "get load balancer",
+          this.#client.api.GET("/load_balancers/{id}", { params: { path: { id } } }),
+        );
+        listed.push(openingOf(load_balancer as ListedBalancer, ports));
+      } catch (err) {
+        if (!(err instanceof CloudApiError && err.status === 404)) throw err;
+      }
+    }
     return listed.filter((o): o is Opening => o !== undefined);
   }
 }

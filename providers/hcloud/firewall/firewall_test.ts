@@ -128,7 +128,9 @@ Deno.test("firewall: created when missing (applied to nothing); another cluster'
   const { t, lbs, nodes } = await setup();
   try {
     await lbs.ensureLoadBalancer({ clusterName: "k", service: svc("web", 30080), nodes });
-    assertEquals((await lbs.firewall!.sync()).changed, true);
+    const created = await lbs.firewall!.sync();
+    assertEquals(created.changed, true);
+    assert(/is applied to no server: its rules protect nothing/.test(created.notice ?? ""), created.notice);
     const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
     assertEquals(fw.labels["deno-ccm/cluster-id"], CLUSTER);
     assertEquals(fw.applied_to, [], "the CCM never applies a firewall: it is never a server's first");
@@ -292,6 +294,77 @@ Deno.test("firewall: a full firewall refuses the newest NodePort Service whole; 
       fw.rules.slice(0, 47).map((r: { description: string }) => r.description),
       rules.map((r) => r.description),
     );
+  } finally {
+    await t.finish();
+  }
+});
+
+Deno.test("firewall: a balancer made outside Kubernetes is opened for the ports the cluster's Services own on it, no others", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  const services: Service[] = [];
+  const provider = await providerOnSim(t, { HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes" }, {
+    clusterId: CLUSTER,
+    services: () => services,
+  });
+  try {
+    const server = t.sim.addServer({ name: "n1", location: "nbg1" });
+    const nodes: Node[] = [{ metadata: { name: "n1" }, spec: { providerID: `hcloud://${server.id}` } }];
+    // Terraform's balancer, serving a port of its own on a VM.
+    const made = await t.api("POST", "/load_balancers", {
+      name: "shared",
+      load_balancer_type: "lb11",
+      location: "nbg1",
+      services: [{
+        protocol: "tcp",
+        listen_port: 22,
+        destination_port: 2222,
+        proxyprotocol: false,
+        health_check: { protocol: "tcp", port: 2222, interval: 15, timeout: 10, retries: 3 },
+      }],
+    });
+    assertEquals(made.status, 201);
+    const attached: Service = {
+      metadata: {
+        name: "attached",
+        namespace: "default",
+        uid: "uid-attached",
+        annotations: { [`${P}attach-to`]: "shared" },
+      },
+      spec: { type: "LoadBalancer", ports: [{ name: "p", port: 80, protocol: "TCP", nodePort: 30555 }] },
+    };
+    const result = await provider.loadBalancers!.ensureLoadBalancer({
+      clusterName: "k",
+      service: attached,
+      nodes,
+    });
+    // The Service as the controller leaves it: with the record the provider asked to write.
+    services.push({
+      ...attached,
+      metadata: {
+        ...attached.metadata,
+        annotations: { ...attached.metadata!.annotations, ...result.annotations as Record<string, string> },
+      },
+    });
+    const synced = await provider.loadBalancers!.firewall!.sync();
+    assertEquals(synced.changed, true);
+    const fw = (await t.api("GET", "/firewalls?name=k8s-nodes")).body.firewalls[0];
+    const ip = made.body.load_balancer.public_net.ipv4.ip;
+    assertEquals(
+      fw.rules.map((r: { port: string; source_ips: string[] }) => `${r.port} ${r.source_ips}`),
+      [`30555 ${ip}/32`],
+      "the Service's NodePort; Terraform's own port stays Terraform's business",
+    );
+    // A forged record (another balancer, unsealed) opens nothing.
+    services[0] = {
+      ...services[0],
+      metadata: {
+        ...services[0].metadata,
+        annotations: {
+          "service.deno-ccm.io/co-managed": JSON.stringify({ id: 999, ports: [22], target: false }),
+        },
+      },
+    };
+    assertEquals((await provider.loadBalancers!.firewall!.sync()).rules, 0);
   } finally {
     await t.finish();
   }

@@ -5,5 +5,10 @@
  *
  * @module
  */
-export { type FirewallSyncResult, HcloudFirewall, type NodePortSource } from "./firewall.ts";
+export {
+  type CoManagedPorts,
+  type FirewallSyncResult,
+  HcloudFirewall,
+  type NodePortSource,
+} from "./firewall.ts";
 export { asksForNodePorts, type NodePortOpening, nodePortOpenings, type Refusal } from "./node_ports.ts";

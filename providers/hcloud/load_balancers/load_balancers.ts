@@ -160,6 +160,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
         defaults.firewall,
         () => this.#facts.clusterId(),
         nodePorts && { services: () => this.#facts.services(), namespaces: nodePorts },
+        () => this.#coManaged.owned(),
       );
       this.firewall = {
         sync: (signal, options) => withSignal(signal, () => firewall.sync(options?.balancersUnchanged)),

@@ -253,6 +253,20 @@ export class CoManagedBalancers {
     this.#seal = ctx.seal ?? new RecordSeal(() => [PROCESS_SECRET]);
   }
 
+  /**
+   * Balancer ID → the listen ports this cluster's Services own on it, from their sealed records (the
+   * firewall opens those ports to the balancer; a forged record counts as none).
+   */
+  async owned(): Promise<Map<number, number[]>> {
+    const owned = new Map<number, number[]>();
+    for (const service of this.facts.services() ?? []) {
+      if (service.metadata?.deletionTimestamp) continue;
+      const state = await readCoManagedState(service, this.#seal);
+      if (state) owned.set(state.id, [...owned.get(state.id) ?? [], ...state.ports]);
+    }
+    return owned;
+  }
+
   /** Serves `desired` for `service` on the balancer its `attach-to` names. */
   async ensure(
     service: Service,
