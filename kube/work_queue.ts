@@ -147,12 +147,12 @@ export class WorkQueue implements Quiescent {
     return this.#failures.get(key) ?? 0;
   }
 
-  /** Nothing waiting now and nothing in process (delayed keys aside: they wait for their time). */
   /** Keys added, handed out and finished so far (a test clock's sign of movement). */
   get steps(): number {
     return this.#steps;
   }
 
+  /** Nothing waiting now and nothing in process (delayed keys aside: they wait for their time). */
   get idle(): boolean {
     return this.#queue.length === 0 && this.#processing.size === 0;
   }
