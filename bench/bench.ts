@@ -6,6 +6,7 @@
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
  *                   [--steady-skip 5000:list]
  *                   [--latency-ms 50] [--action-ms 1000] [--robot-minutes 10] [--only burst_join,churn]
+ *                   [--runs 3]   (burst_join, lb_rollout and churn: the median run, min and load averages)
  *
  * `BENCH_STEADY_AUDIT=<dir>` keeps every cloud request of each steady-state run (see steady_state.ts).
  *
@@ -23,6 +24,7 @@ import { churn } from "./churn.ts";
 import { robotMixScenario } from "./robot_mix.ts";
 import { drainScenario } from "./drain.ts";
 import { tlsSecretsScenario } from "./tls_secrets.ts";
+import { repeated } from "./runs.ts";
 
 const SCENARIOS = [
   "burst_join",
@@ -45,6 +47,7 @@ const { values } = parseArgs({
     "steady-refresh": { type: "string", default: "actions,list" },
     "steady-skip": { type: "string", default: "" },
     "robot-minutes": { type: "string", default: "10" },
+    runs: { type: "string", default: "1" },
   },
 });
 setupLogging({ level: "warning", format: "text" });
@@ -58,11 +61,12 @@ function environment(servers: number, env?: Record<string, string>) {
   return benchEnvironment(servers, { latencyMs: LATENCY, actionMs: ACTION, env });
 }
 
-if (only.has("burst_join")) results.burst_join = await burstJoin(environment);
+const RUNS = Number(values.runs);
+if (only.has("burst_join")) results.burst_join = await repeated(RUNS, () => burstJoin(environment));
 
-if (only.has("lb_rollout")) results.lb_rollout = await lbRollout(environment);
+if (only.has("lb_rollout")) results.lb_rollout = await repeated(RUNS, () => lbRollout(environment));
 
-if (only.has("churn")) results.churn = await churn(environment);
+if (only.has("churn")) results.churn = await repeated(RUNS, () => churn(environment));
 
 if (only.has("steady_state")) {
   const matrix = await steadyStateMatrix({

@@ -57,18 +57,25 @@ export async function writeReport(
     parameters: { api_latency_ms: params.latencyMs, action_ms: params.actionMs },
   };
   await Deno.writeTextFile(`${OUT}report.json`, JSON.stringify(report, null, 2) + "\n");
+  // Several runs: the median run's figure, its minimum beside it, and the load averages they started at.
+  const runs = (r: ScenarioResult, value: unknown, min: unknown) =>
+    typeof r.runs === "number" && r.runs > 1 && value !== undefined ? `${value} (min ${min})` : value ?? "-";
   const rows = Object.entries(results).map(([name, r]) =>
-    `| ${name} | ${r.seconds_total ?? "-"} | ${r.seconds_p99 ?? "-"} | ${r.requests} | ${
-      r.requests_per_hour ?? "-"
-    } | ${r.rss_mb_peak ?? "-"} | ${r.cpu_seconds ?? "-"} | ${TARGETS[name]} |`
+    `| ${name} | ${runs(r, r.seconds_total, r.seconds_total_min)} | ${
+      r.seconds_p99 ?? "-"
+    } | ${r.requests} | ${r.requests_per_hour ?? "-"} | ${runs(r, r.rss_mb_peak, r.rss_mb_peak_min)} | ${
+      runs(r, r.cpu_seconds, r.cpu_seconds_min)
+    } | ${Array.isArray(r.load_average) ? `${r.runs} (${r.load_average.join(", ")})` : "-"} | ${
+      TARGETS[name]
+    } |`
   );
   await Deno.writeTextFile(
     `${OUT}report.md`,
     [
       `# Benchmark (API latency ${params.latencyMs} ms, actions ${params.actionMs} ms)`,
       "",
-      "| scenario | seconds total | seconds p99 | cloud requests | requests/hour | peak RSS MB | CPU s | target |",
-      "| --- | --- | --- | --- | --- | --- | --- | --- |",
+      "| scenario | seconds total | seconds p99 | cloud requests | requests/hour | peak RSS MB | CPU s | runs (load average at each start) | target |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
       ...rows,
       "",
       `429 responses: ${rateLimited} (the faults scenario's injected bursts not counted)`,
