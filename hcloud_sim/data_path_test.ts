@@ -36,6 +36,29 @@ function endpoint(address: string) {
   return { seen, close: () => listener.close() };
 }
 
+/** A TCP balancer listening on `listenPort`, sending to and checking PORT on `targets` (every 3 s, no retry). */
+async function tcpBalancer(
+  t: Awaited<ReturnType<typeof startTestSim>>,
+  listenPort: number,
+  targets: number[],
+  proxyprotocol: boolean,
+) {
+  const created = await t.api("POST", "/load_balancers", {
+    name: "lb",
+    load_balancer_type: "lb11",
+    location: "fsn1",
+    services: [{
+      protocol: "tcp",
+      listen_port: listenPort,
+      destination_port: PORT,
+      proxyprotocol,
+      health_check: { protocol: "tcp", port: PORT, interval: 3, timeout: 1, retries: 0 },
+    }],
+    targets: targets.map((id) => ({ type: "server", server: { id } })),
+  });
+  return created.body.load_balancer;
+}
+
 Deno.test({
   name: "sim data path: health-checked targets, PROXY header, health in the API, connections cut on removal",
   sanitizeOps: false,
@@ -47,20 +70,7 @@ Deno.test({
     const live = endpoint(nodeAddress(up.id));
     const dataPath = t.sim.enableDataPath({ serverAddress: nodeAddress, reconcileMs: 50 });
     try {
-      const created = await t.api("POST", "/load_balancers", {
-        name: "lb",
-        load_balancer_type: "lb11",
-        location: "fsn1",
-        services: [{
-          protocol: "tcp",
-          listen_port: 18181,
-          destination_port: PORT,
-          proxyprotocol: true,
-          health_check: { protocol: "tcp", port: PORT, interval: 3, timeout: 1, retries: 0 },
-        }],
-        targets: [{ type: "server", server: { id: up.id } }, { type: "server", server: { id: down.id } }],
-      });
-      const lb = created.body.load_balancer;
+      const lb = await tcpBalancer(t, 18181, [up.id, down.id], true);
       const health = async () => {
         const got = (await t.api("GET", `/load_balancers/${lb.id}`)).body.load_balancer;
         return Object.fromEntries(
@@ -124,20 +134,7 @@ Deno.test({
     const live = endpoint(nodeAddress(node.id));
     const dataPath = t.sim.enableDataPath({ serverAddress: nodeAddress, reconcileMs: 50 });
     try {
-      const created = await t.api("POST", "/load_balancers", {
-        name: "lb",
-        load_balancer_type: "lb11",
-        location: "fsn1",
-        services: [{
-          protocol: "tcp",
-          listen_port: 18182,
-          destination_port: PORT,
-          proxyprotocol: false,
-          health_check: { protocol: "tcp", port: PORT, interval: 3, timeout: 1, retries: 0 },
-        }],
-        targets: [{ type: "server", server: { id: node.id } }],
-      });
-      const lb = created.body.load_balancer;
+      const lb = await tcpBalancer(t, 18182, [node.id], false);
       const lbIp = lb.public_net.ipv4.ip as string;
       const status = async () =>
         (await t.api("GET", `/load_balancers/${lb.id}`)).body.load_balancer.targets[0].health_status[0]
