@@ -209,9 +209,10 @@ export interface LoadBalancers {
 
 /**
  * A cloud firewall whose rules let the balancers reach the Nodes (and only what they send to). The
- * controller asks for a sync after balancers may have changed, and once per drift period with
- * `balancersUnchanged` when no LoadBalancer Service changed since (the provider may then skip
- * looking at them); `changed` says whether rules were written, `rules` how many the CCM keeps.
+ * controller asks for a sync after balancers may have changed, and — with `balancersUnchanged` when
+ * no LoadBalancer Service changed since (the provider may then skip looking at them) — when the
+ * provider's `watch` pokes it, or once per drift period when the provider has no `watch`;
+ * `changed` says whether rules were written, `rules` how many the CCM keeps.
  */
 export interface LoadBalancerFirewall {
   /** Brings the rules in step; `balancersUnchanged`: no LoadBalancer Service changed since the last sync. */
@@ -219,6 +220,11 @@ export interface LoadBalancerFirewall {
     signal?: AbortSignal,
     options?: { balancersUnchanged?: boolean },
   ): Promise<FirewallSync>;
+  /**
+   * Registers `poke`, which the provider calls when it sees a sign that the firewall changed outside
+   * the CCM in what it reads anyway; a provider with `watch` is then not checked periodically.
+   */
+  watch?(poke: () => void): void;
   /**
    * Whether a Service that is not of type LoadBalancer matters to the firewall too (a NodePort
    * Service opening its ports): its changes then ask for a sync. Absent: none does.

@@ -4,7 +4,9 @@
  * the world; after, the world reaches a LoadBalancer Service only through its balancer and an
  * opted-in NodePort Service only from its ranges, health checks pass, and not one request through
  * the balancer fails while the firewall is applied, Services come, change and go, and a Node joins
- * (covered by the firewall's label selector before it becomes a target).
+ * (covered by the firewall's label selector before it becomes a target). Then, steady, nothing reads
+ * the firewall on a timer; and when the operator's tooling replaces its rules, the balancers' failing
+ * health checks (seen in the drift list) bring them back.
  */
 import { type RequestLoad, startLoad } from "../testing/request_load.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
@@ -81,7 +83,8 @@ Deno.test({
     };
     try {
       for (const name of ["w1", "w2"]) await addNode(name);
-      ccm = await startCcm(cluster, sim, ["--controllers=cloud-node,service"], {
+      // A short drift period: the repair at the end waits for one drift list, not ten minutes.
+      ccm = await startCcm(cluster, sim, ["--controllers=cloud-node,service", "--drift-repair-period=10s"], {
         HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
         HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes",
         HCLOUD_LOAD_BALANCERS_FIREWALL_NODEPORT_NAMESPACES: "default",
@@ -220,6 +223,21 @@ Deno.test({
       );
       assert(result.requests > 100, `only ${result.requests} requests`);
       assertEquals(result.failed, 0, "no request through the balancer failed");
+
+      // Steady: four drift periods without a read of the firewall (the old design read it each one).
+      const quiet = Date.now();
+      await new Promise((r) => setTimeout(r, 40_000));
+      assertEquals(sim.count(/^GET \/firewalls$/, quiet), 0, "nothing reads the firewall on a timer");
+      assert(sim.count(/^GET \/load_balancers$/, quiet) >= 3, "the drift lists ran meanwhile");
+
+      // The operator's tooling replaces the rules with its own (none): the balancers' checks fail, the
+      // drift list shows it, and the next sync puts back every rule the CCM keeps.
+      await s.api("POST", `/firewalls/${made.id}/actions/set_rules`, { rules: [] });
+      await eventually(() => !healthyOn("web", w1), 30_000);
+      await eventually(() => [...servers.values()].every((id) => healthyOn("web", id)), 120_000);
+      assert(await opened("api"), "api's balancer is opened again too");
+      assertEquals(await directGet(dataPath, OFFICE, w1, await nodePort("admin")), true, "and admin's range");
+      assertEquals(await directGet(dataPath, WORLD, w1, await nodePort("web")), false, "the world stays out");
     } finally {
       await load?.stop();
       http.close();

@@ -1,18 +1,20 @@
 /**
  * The firewall follows the balancers (the provider's `loadBalancers.firewall`): a sync after a
  * LoadBalancer Service's balancer may have changed — it got or lost its address, its ports or
- * annotations changed, it was deleted — at most once per {@link MIN_INTERVAL_MS}, and once per drift
- * repair period to put back rules changed outside the CCM. One key, one run at a time; a failed run
- * is retried with backoff (a refusal that cannot fit is logged with the numbers and retried slowly).
+ * annotations changed, it was deleted — at most once per {@link MIN_INTERVAL_MS}, and to put back
+ * rules changed outside the CCM: when the provider's `watch` sees a sign of it, or (a provider
+ * without `watch`) once per drift repair period. One key, one run at a time; a failed run is retried
+ * with backoff (a refusal that cannot fit is logged with the numbers and retried slowly).
  *
  * Services of other types the provider says concern the firewall (`concerns`: a NodePort Service
  * opening its ports) ask for a sync too, without the balancers being looked at again; the provider's
  * refusals become a Warning event on the Service (`FirewallNodePortsRefused`), once per message.
  *
- * Cost: 0 calls while nothing changes but the periodic check, which tells the provider no Service
- * changed (the hcloud provider then reads only the firewall: 1 request per drift period); a change
- * costs a list of the balancers, a read and one write when rules differ. A tenant changing Services
- * without pause makes it run at most once a minute: about 180 requests an hour.
+ * Cost: with a provider that watches (hcloud), 0 calls while nothing changes; a poke, like the
+ * periodic check of a provider that does not watch, says no Service changed (hcloud then reads only
+ * the firewall). A change costs a list of the balancers, a read and one write when rules differ. A
+ * tenant changing Services without pause makes it run at most once a minute: about 180 requests an
+ * hour.
  *
  * @module
  */
@@ -42,6 +44,8 @@ export class FirewallFollower {
   readonly #rules;
   readonly #writes;
   #lastRun = -Infinity;
+  /** A poke's sync is queued and has not started. */
+  #asked = false;
   /** A Service changed since the last successful sync (the balancers must be looked at again). */
   #dirty = true;
   readonly #clock: Clock;
@@ -98,15 +102,20 @@ export class FirewallFollower {
    */
   poke(balancers = true): void {
     this.#dirty ||= balancers;
+    // One sync asked for and not started yet sees every later poke's news (a key being processed
+    // would run twice if added again before its sync begins).
+    if (this.#asked) return;
+    this.#asked = true;
     this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - this.#clock.now()));
   }
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const clock = this.#clock;
-    const periodic = this.#periodMs > 0
+    const periodic = this.#periodMs > 0 && !this.#firewall.watch
       ? clock.setInterval(() => this.#queue.add(KEY), this.#periodMs)
       : undefined;
+    this.#firewall.watch?.(() => this.poke(false));
     signal.addEventListener("abort", () => {
       if (periodic !== undefined) clock.clearInterval(periodic);
       this.#queue.shutDown();
@@ -120,6 +129,7 @@ export class FirewallFollower {
 
   async #sync(signal: AbortSignal): Promise<void> {
     this.#lastRun = this.#clock.now();
+    this.#asked = false;
     try {
       const dirty = this.#dirty;
       this.#dirty = false;

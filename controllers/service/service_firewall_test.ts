@@ -3,7 +3,7 @@
  * one sync a minute, however many a tenant makes.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../../testing/assert.ts";
+import { assert, assertEquals } from "../../testing/assert.ts";
 import { newController } from "../../testing/controller_harness.ts";
 import { FakeProvider } from "../../providers/fake/fake_provider.ts";
 import { serviceController } from "./service.ts";
@@ -119,4 +119,40 @@ Deno.test("service firewall: a Service the firewall concerns asks for a sync wit
     await t.advance(60_000);
     assertEquals(told(), 2);
   });
+});
+
+Deno.test("service firewall: a provider that watches is never checked periodically; its poke syncs without a look at the balancers", async () => {
+  for (const watches of [false, true]) {
+    const fake = new FakeProvider();
+    const unchanged: boolean[] = [];
+    let poke: (() => void) | undefined;
+    Object.assign(fake.loadBalancers, {
+      firewall: {
+        sync: (_signal: AbortSignal, options?: { balancersUnchanged?: boolean }) => {
+          unchanged.push(options?.balancersUnchanged ?? false);
+          return Promise.resolve({ changed: false, rules: 1 });
+        },
+        ...(watches ? { watch: (p: () => void) => poke = p } : {}),
+      },
+    });
+    const t = newController(serviceController, fake, ["--drift-repair-period=10m"]);
+    t.apiserver.seed("services", lb("web", 80));
+    await t.run(async () => {
+      // The start (the sync at start, and the Service the informer lists, a minute later).
+      await t.advance(61_000);
+      const start = unchanged.length;
+      assert(unchanged.every((u) => !u), "the start looks at the balancers");
+      await t.advance(30 * 60_000);
+      assertEquals(
+        unchanged.slice(start),
+        watches ? [] : [true, true, true],
+        watches ? "no sign, no call" : "once per drift period",
+      );
+      if (!watches) return;
+      poke!();
+      poke!();
+      await t.advance(1_000);
+      assertEquals(unchanged.slice(start), [true], "two signs, one sync that reuses the balancers");
+    });
+  }
 });

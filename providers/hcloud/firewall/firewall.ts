@@ -108,6 +108,8 @@ export class HcloudFirewall {
   readonly #coManaged?: CoManagedPorts;
   /** What the last sync's list found, for a recheck that knows the balancers did not change. */
   #openings?: { clusterId: string; openings: Opening[] };
+  /** The firewall's ID, once read (action logs name it). */
+  #id?: number;
 
   /**
    * The firewall named `name`, kept for the cluster whose identity `clusterId` gives once known;
@@ -126,6 +128,14 @@ export class HcloudFirewall {
     this.#clusterId = clusterId;
     this.#nodePorts = nodePorts;
     this.#coManaged = coManaged;
+  }
+
+  /**
+   * Whether resources an action log names include this firewall (a change to its rules or to where
+   * it applies, maybe made outside the CCM). False until a sync has read it.
+   */
+  named(resources: { id: number; type: string }[]): boolean {
+    return this.#id !== undefined && resources.some((r) => r.type === "firewall" && r.id === this.#id);
   }
 
   /** The description that marks this cluster's rules for its balancers. */
@@ -231,12 +241,13 @@ export class HcloudFirewall {
     if (found && sameRules(mine, desired)) return { changed: false, rules: desired.length, refused, ...told };
     const rules = [...others, ...desired].map((r) => requestRule(r as ShownRule));
     if (!found) {
-      await this.#client.call(
+      const created = await this.#client.call(
         "create firewall",
         this.#client.api.POST("/firewalls", {
           body: { name: this.#name, labels: { [CLUSTER_ID_LABEL]: clusterId }, rules: rules as never },
         }),
       );
+      this.#id = (created.firewall as { id?: number } | undefined)?.id;
     } else {
       await this.#client.call(
         "set firewall rules",
@@ -254,7 +265,9 @@ export class HcloudFirewall {
       "get firewall",
       this.#client.api.GET("/firewalls", { params: { query: { name: this.#name } } }),
     );
-    return (data.firewalls as ShownFirewall[] | undefined)?.[0];
+    const found = (data.firewalls as ShownFirewall[] | undefined)?.[0];
+    this.#id = found?.id;
+    return found;
   }
 
   /** What each of this cluster's balancers needs opened (public ones reaching targets publicly). */

@@ -369,3 +369,61 @@ Deno.test("firewall: a balancer made outside Kubernetes is opened for the ports 
     await t.finish();
   }
 });
+
+Deno.test("firewall: a console edit is put back on a sign in what is read anyway, never by a periodic read", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  try {
+    // 120 servers: the cache follows the action logs (over two pages), as in any large project.
+    const servers = Array.from(
+      { length: 120 },
+      (_, i) => t.sim.addServer({ name: `n${i}`, location: "nbg1", labels: { role: "node" } }),
+    );
+    const provider = await providerOnSim(t, { HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes" }, CLUSTER);
+    const lbs = provider.loadBalancers!;
+    const nodes: Node[] = servers.slice(0, 3).map((s) => ({
+      metadata: { name: s.name },
+      spec: { providerID: `hcloud://${s.id}` },
+    }));
+    let pokes = 0;
+    lbs.firewall!.watch!(() => pokes++);
+    const fw = (await t.api("POST", "/firewalls", {
+      name: "k8s-nodes",
+      apply_to: [{ type: "label_selector", label_selector: { selector: "role=node" } }],
+    })).body.firewall;
+    await lbs.ensureLoadBalancer({ clusterName: "k", service: svc("web", 30080), nodes });
+    assertEquals((await lbs.firewall!.sync()).changed, true);
+    await provider.cache.get({ full: true });
+    const balancer = [...t.sim.world.loadBalancers.values()][0];
+
+    // In step: the logs hold only the CCM's own write, and a healthy drift list says nothing.
+    await provider.cache.get({ maxAgeMs: 0 });
+    await lbs.inventory.drift();
+    const settled = pokes;
+    assert(settled <= 1, `the CCM's own write may be seen once (${settled})`);
+    await provider.cache.get({ maxAgeMs: 0 });
+    await lbs.inventory.drift();
+    assertEquals(pokes, settled, "nothing new: no sign");
+
+    // Terraform replaces the rules: the server action log names the firewall (no server is read).
+    await t.api("POST", `/firewalls/${fw.id}/actions/set_rules`, { rules: [] });
+    const before = t.sim.audit.length;
+    await provider.cache.get({ maxAgeMs: 0 });
+    assertEquals(pokes, settled + 1, "the log named the firewall");
+    assert(t.sim.audit.slice(before).every((e) => e.route.endsWith("/actions")));
+    // The poke asks for a sync that knows the balancers unchanged: one read, one write.
+    const repair = t.sim.audit.length;
+    assertEquals((await lbs.firewall!.sync(undefined, { balancersUnchanged: true })).changed, true);
+    assertEquals(t.sim.audit.slice(repair).map((e) => e.route), [
+      "GET /firewalls",
+      "POST /firewalls/{id}/actions/set_rules",
+    ]);
+
+    // A failing health check seen in the drift list is a sign too (any project size).
+    t.sim.control.setTargetHealth(balancer.id, servers[0].id, "unhealthy");
+    const unhealthy = pokes;
+    await lbs.inventory.drift();
+    assertEquals(pokes, unhealthy + 1, "a target failing its check");
+  } finally {
+    await t.finish();
+  }
+});

@@ -141,7 +141,11 @@ export class HcloudLoadBalancers implements LoadBalancers {
       lookup: this.#lookup,
       asked: this.#asked,
     };
+    // Signs that the firewall changed outside the CCM, from what is read anyway (see below).
+    const firewallPokes: (() => void)[] = [];
+    const pokeFirewall = () => firewallPokes.forEach((poke) => poke());
     this.inventory = new ClusterInventory({
+      onUnhealthy: pokeFirewall,
       client: ctx.client,
       facts: this.#facts,
       labeler: this.#labeler,
@@ -162,8 +166,13 @@ export class HcloudLoadBalancers implements LoadBalancers {
         nodePorts && { services: () => this.#facts.services(), namespaces: nodePorts },
         () => this.#coManaged.owned(),
       );
+      // No periodic read (steady state: 0 calls): the server action logs the cache reads name the
+      // firewall when its rules change (projects over two pages of servers), and a balancer's
+      // failing health checks, seen in the drift list, are what a removed rule does everywhere.
+      ctx.cache.onLogged((news) => ("gap" in news || firewall.named(news.resources)) && pokeFirewall());
       this.firewall = {
         sync: (signal, options) => withSignal(signal, () => firewall.sync(options?.balancersUnchanged)),
+        watch: (poke) => firewallPokes.push(poke),
         // Every Service asking is followed (a refusal is news too), not only those allowed.
         concerns: (service) => asksForNodePorts(service),
       };

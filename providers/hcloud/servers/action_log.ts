@@ -7,6 +7,10 @@
  * The cursor only moves past finished actions: a running action is read again next time, so a
  * change that lands when it finishes is never missed.
  *
+ * A firewall's actions (`apply_firewall`, `remove_firewall`, `set_firewall_rules`) name the servers
+ * it applies to, but change nothing a Node shows of its server: only the firewall is reported for
+ * them (one rule change on a firewall applied to every Node would otherwise read every server).
+ *
  * @module
  */
 import type { HcloudClient } from "../../../hcloud_api/mod.ts";
@@ -79,7 +83,7 @@ export async function readActionLog(
       }
       newest = Math.max(newest, action.id);
       if (action.status === "running") oldestRunning = Math.min(oldestRunning, action.id);
-      resources.push(...action.resources);
+      resources.push(...resourcesOf(action));
     }
     const next = (data as { meta?: { pagination?: { next_page?: number | null } } }).meta?.pagination
       ?.next_page;
@@ -97,8 +101,18 @@ function cursorOf(after: number, newest: number, oldestRunning: number): number 
 
 interface LoggedAction {
   id: number;
+  command?: string;
   status: string;
   resources: { id: number; type: string }[];
+}
+
+/** Commands that change a firewall, not what the servers they name show of themselves. */
+const FIREWALL_COMMANDS = new Set(["apply_firewall", "remove_firewall", "set_firewall_rules"]);
+
+function resourcesOf(action: LoggedAction): LoggedAction["resources"] {
+  return FIREWALL_COMMANDS.has(action.command ?? "")
+    ? action.resources.filter((r) => r.type === "firewall")
+    : action.resources;
 }
 
 /** The actions of one page, each checked; a wrong shape is `invalid_response`, never a guess. */

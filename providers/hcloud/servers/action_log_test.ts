@@ -4,7 +4,10 @@ import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.t
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 
 /** A client whose transport serves `log` (newest first) in pages of 50, as the API's id:desc sort does. */
-function logClient(log: { id: number; status: string; server: number }[], raw?: unknown) {
+function logClient(
+  log: { id: number; status: string; server: number; command?: string; firewall?: number }[],
+  raw?: unknown,
+) {
   const requests: string[] = [];
   const fetch = (input: Request | URL | string) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
@@ -16,13 +19,16 @@ function logClient(log: { id: number; status: string; server: number }[], raw?: 
     const body = raw ?? {
       actions: slice.map((a) => ({
         id: a.id,
-        command: "attach_to_network",
+        command: a.command ?? "attach_to_network",
         status: a.status,
         progress: 100,
         started: "2026-01-01T00:00:00Z",
         finished: null,
         error: null,
-        resources: [{ id: a.server, type: "server" }],
+        resources: [
+          ...(a.firewall ? [{ id: a.firewall, type: "firewall" }] : []),
+          { id: a.server, type: "server" },
+        ],
       })),
       meta: {
         pagination: { page, per_page: perPage, next_page: page * perPage < log.length ? page + 1 : null },
@@ -84,4 +90,19 @@ Deno.test("action log: a gap, too much news and a wrong shape are errors (the ca
     );
     assertEquals(bad.code, "invalid_response");
   }
+});
+
+Deno.test("action log: a firewall's actions name the firewall, not the servers it applies to", async () => {
+  const { client } = logClient([
+    ...actions(1, 3),
+    { id: 4, status: "success", server: 7, command: "apply_firewall", firewall: 90 },
+    { id: 5, status: "success", server: 8, command: "remove_firewall", firewall: 91 },
+    { id: 6, status: "success", server: 9, command: "attach_to_network", firewall: 92 },
+  ]);
+  const read = await readActionLog(client, "/servers/actions", 3);
+  assertEquals(
+    read.resources.map((r) => `${r.type} ${r.id}`).sort(),
+    ["firewall 90", "firewall 91", "firewall 92", "server 9"],
+    "servers 7 and 8 only had a firewall applied or removed: nothing to read again",
+  );
 });

@@ -8,16 +8,22 @@
  * only the servers they name. A full list still runs every `fullListPeriodMs` (labels and renames
  * are not actions), when a caller demands one (`full`), and whenever the logs cannot be followed.
  *
+ * What the logs name is told to `onLogged` listeners (a firewall's keeper learns of rule changes
+ * made outside the CCM this way, at no cost), or that some of it was lost (a gap in the logs).
+ *
  * @module
  */
 import { type HcloudClient, type ServerInfo, toServerInfo } from "../../../hcloud_api/mod.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 import { logger } from "../../../lib/log.ts";
-import { ActionLogGapError, newestActionId, readActionLog } from "./action_log.ts";
+import { ActionLogGapError, type ActionLogPath, newestActionId, readActionLog } from "./action_log.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import { buildSnapshot, pagesOf, type ServerSnapshot, withChanges } from "./snapshot.ts";
 
 export type { ServerSnapshot } from "./snapshot.ts";
+
+/** What one read of the action logs found: the resources the new actions name, or a gap (some lost). */
+export type LoggedNews = { resources: { id: number; type: string }[] } | { gap: true };
 export { ipv6HostOne } from "./snapshot.ts";
 
 /** Freshness demands of one lookup. */
@@ -66,6 +72,7 @@ export class ServerCache {
   readonly #fallbacks;
   readonly #lists;
   readonly #listeners: ((snapshot: ServerSnapshot) => void)[] = [];
+  readonly #logListeners: ((news: LoggedNews) => void)[] = [];
   readonly #direct = new Map<number, { at: number; read: Promise<ServerInfo | undefined> }>();
 
   /** A cache reading through `client`. */
@@ -148,6 +155,19 @@ export class ServerCache {
     this.#listeners.push(listener);
   }
 
+  /**
+   * Calls `listener` with what each read of the action logs finds (only projects read the logs
+   * whose servers span more than two pages; smaller ones are listed and report nothing).
+   */
+  onLogged(listener: (news: LoggedNews) => void): void {
+    this.#logListeners.push(listener);
+  }
+
+  #tell(news: LoggedNews): void {
+    if ("resources" in news && news.resources.length === 0) return;
+    for (const listener of this.#logListeners) listener(news);
+  }
+
   /** Forgets everything read so the next lookup lists again. */
   invalidate(): void {
     this.#snapshot = undefined;
@@ -189,10 +209,11 @@ export class ServerCache {
     // project (see #refresh) is listed every time and needs none.
     const small = this.#snapshot !== undefined && pagesOf(this.#snapshot.all.length) <= 2;
     const cursors = this.refreshMode === "actions" && !small
-      ? await Promise.all([
-        newestActionId(this.#client, "/servers/actions"),
-        newestActionId(this.#client, "/primary_ips/actions"),
-      ]).then(([servers, primaryIps]) => ({ servers, primaryIps }), () => undefined)
+      ? await this.#cursorsBeforeList().catch(() => {
+        // The logs cannot be read: whatever they held since the old cursors is lost.
+        if (this.#cursors) this.#tell({ gap: true });
+        return undefined;
+      })
       : undefined;
     this.#lists?.inc();
     this.#refreshes?.inc({ kind: "full" });
@@ -211,6 +232,37 @@ export class ServerCache {
     return snapshot;
   }
 
+  /**
+   * The logs' cursors to follow a list from. With cursors from before, the news since them is read
+   * on the same first page (no extra request) and told; when it does not fit there, that it was lost.
+   */
+  async #cursorsBeforeList(): Promise<{ servers: number; primaryIps: number }> {
+    const old = this.#cursors;
+    const cursor = async (path: ActionLogPath, after: number | undefined) => {
+      if (after !== undefined) {
+        try {
+          const read = await readActionLog(this.#client, path, after, 1);
+          return { cursor: read.cursor, resources: read.resources };
+        } catch (err) {
+          if (!(err instanceof ActionLogGapError)) throw err;
+        }
+      }
+      return { cursor: await newestActionId(this.#client, path), resources: undefined };
+    };
+    const [servers, primaryIps] = await Promise.all([
+      cursor("/servers/actions", old?.servers),
+      cursor("/primary_ips/actions", old?.primaryIps),
+    ]);
+    if (old) {
+      this.#tell(
+        servers.resources && primaryIps.resources
+          ? { resources: [...servers.resources, ...primaryIps.resources] }
+          : { gap: true },
+      );
+    }
+    return { servers: servers.cursor, primaryIps: primaryIps.cursor };
+  }
+
   /** The snapshot updated from the action logs, or undefined when a full list is cheaper. */
   async #incremental(
     base: ServerSnapshot,
@@ -221,6 +273,7 @@ export class ServerCache {
       readActionLog(this.#client, "/servers/actions", cursors.servers),
       readActionLog(this.#client, "/primary_ips/actions", cursors.primaryIps),
     ]);
+    this.#tell({ resources: [...servers.resources, ...primaryIps.resources] });
     const ids = new Set<number>();
     const touchedIps = new Set<number>();
     for (const r of [...servers.resources, ...primaryIps.resources]) {

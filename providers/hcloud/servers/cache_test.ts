@@ -178,3 +178,49 @@ Deno.test("server cache (actions): the shortest full-list period costs one full 
     await t.finish();
   }
 });
+
+Deno.test("server cache (actions): a firewall's rule change reads no server and is told to listeners; lost news is told as a gap", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  try {
+    Array.from({ length: 120 }, (_, i) => t.sim.addServer({ name: `n${i}`, labels: { role: "node" } }));
+    const fw = (await t.api("POST", "/firewalls", {
+      name: "nodes",
+      apply_to: [{ type: "label_selector", label_selector: { selector: "role=node" } }],
+    })).body.firewall;
+    const cache = new ServerCache(
+      new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 }),
+      { maxAgeMs: 1, refresh: "actions", fullListPeriodMs: 3_600_000 },
+    );
+    const told: string[] = [];
+    cache.onLogged((news) =>
+      told.push("gap" in news ? "gap" : news.resources.map((r) => `${r.type} ${r.id}`).join(","))
+    );
+    const refresh = async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      return await cache.get();
+    };
+    await cache.get();
+    await refresh();
+    assertEquals(told.length, 0, "nothing new in the logs");
+
+    // A rule change in the console: 120 apply_firewall actions, one per server, and no server read.
+    await t.api("POST", `/firewalls/${fw.id}/actions/set_rules`, {
+      rules: [{ direction: "in", protocol: "tcp", port: "22", source_ips: ["0.0.0.0/0"] }],
+    });
+    const before = t.sim.audit.length;
+    await refresh();
+    const calls = t.sim.audit.slice(before).map((x) => x.route);
+    assert(calls.every((r) => r.endsWith("/actions")), calls.join(", "));
+    assertEquals(told.length, 1);
+    assertEquals(new Set(told[0].split(",")), new Set([`firewall ${fw.id}`]));
+
+    // A full list demanded while the logs fail: the news since the old cursors is lost, and said so.
+    t.sim.control.setFaults({
+      rules: [{ match: "^GET /servers/actions", status: 503, code: "unavailable" }],
+    });
+    await cache.get({ full: true });
+    assertEquals(told.at(-1), "gap");
+  } finally {
+    await t.finish();
+  }
+});

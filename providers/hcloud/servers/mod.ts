@@ -4,6 +4,13 @@
  *
  * @module
  */
-export { type Freshness, ipv6HostOne, type RefreshMode, ServerCache, type ServerSnapshot } from "./cache.ts";
+export {
+  type Freshness,
+  ipv6HostOne,
+  type LoggedNews,
+  type RefreshMode,
+  ServerCache,
+  type ServerSnapshot,
+} from "./cache.ts";
 export { type ResolvedBalancer, ServerLabeler, TARGET_LABEL } from "./labeler.ts";
 export { buildSnapshot } from "./snapshot.ts";

@@ -21,6 +21,7 @@ import {
   allUnhealthy,
   type BalancerHealth,
   balancerHealth,
+  targetHealth,
   type TargetHealthGauge,
 } from "./target_health.ts";
 import type { ClusterFacts } from "../cluster_facts.ts";
@@ -50,6 +51,11 @@ export interface InventorySources {
   health?: TargetHealthGauge;
   /** Certificates from TLS Secrets, when the feature is on: the sweep takes the unused ones too. */
   tls?: TlsCertificates;
+  /**
+   * Called after a drift list in which some balancer has a target failing its health check (a
+   * firewall that no longer lets it through is one cause: its keeper looks again).
+   */
+  onUnhealthy?: () => void;
 }
 
 /** A certificate uploaded from a TLS Secret younger than this may still wait for its swap. */
@@ -93,6 +99,7 @@ export class ClusterInventory implements LoadBalancerInventory {
       // The targets' health is read as the API sent it, before the list drops its details.
       const healths: BalancerHealth[] = [];
       const unhealthy = new Map<string, string>();
+      let failing = false;
       const listed = await listClusterLoadBalancers(
         client,
         clusterId,
@@ -100,12 +107,14 @@ export class ClusterInventory implements LoadBalancerInventory {
         (lb) => {
           labeler.checkResolved(lb);
           if (health) healths.push(balancerHealth(lb));
+          failing ||= targetHealth(lb).unhealthy > 0;
           const why = allUnhealthy(lb);
           const uid = ownerOf(lb);
           if (why && uid) unhealthy.set(uid, why);
         },
       );
       health?.update(healths);
+      if (failing) this.sources.onUnhealthy?.();
       const owners = new Set<string>();
       const drifted = new Map<string, string[]>();
       for (const lb of listed) {
