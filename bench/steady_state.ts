@@ -23,7 +23,6 @@ import {
   waitFor,
 } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
-import { driftPageSize } from "../providers/hcloud/mod.ts";
 import { windowCounts } from "./window_counts.ts";
 
 /** `HCLOUD_SERVER_REFRESH`. */
@@ -157,11 +156,12 @@ async function steadyRun(o: {
   const byEndpoint: Record<string, number> = {};
   for (const [k, n] of Object.entries(counts)) byEndpoint[k] = Math.round(n / hours * 10) / 10;
   const measured = total / hours;
-  // Drift repair's pages are the balancer lists of its page size (one list per pass at its period).
-  const driftPages = window.filter((e) =>
-    e.route === "GET /load_balancers" &&
-    new URLSearchParams(e.query).get("per_page") === String(driftPageSize(o.nodes))
-  ).length;
+  // Drift repair's pages are the full pages of this cluster's balancers (one list per pass at its
+  // period; the count of one a page is the no-drift-repair check).
+  const driftPages =
+    window.filter((e) =>
+      e.route === "GET /load_balancers" && new URLSearchParams(e.query).get("per_page") === "50"
+    ).length;
   const listedInWindow = (counts["GET /servers"] ?? 0) > 0;
   const amortized = o.refresh === "actions" && !listedInWindow
     ? measured + pages / FULL_LIST_PERIOD_H

@@ -8,6 +8,7 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./api_types.ts";
 import { CloudApiError } from "./errors.ts";
+import { streamListPage } from "./json_list_stream.ts";
 import { createTransport, ENDPOINT_HEADER, type RateLimitState, type TransportOptions } from "./transport.ts";
 import { redact } from "../lib/log.ts";
 
@@ -125,9 +126,7 @@ export class HcloudClient {
     fetchPage: (page: number) => Promise<FetchResult<Record<string, unknown>>>,
     map: (item: T) => R = (item) => item as unknown as R,
   ): Promise<R[]> {
-    const items: R[] = [];
-    let lastPage = MAX_PAGES;
-    for (let page = 1;; page++) {
+    return await this.#paginate(what, async (page, items) => {
       const data = await this.call(what, fetchPage(page));
       const list = data[key];
       if (!Array.isArray(list)) {
@@ -137,14 +136,59 @@ export class HcloudClient {
         });
       }
       for (const item of list as T[]) items.push(map(item));
+      return { count: list.length, meta: data.meta };
+    });
+  }
+
+  /**
+   * As {@link listAll}, with each page read as it streams (`fetchPage` asks for `parseAs:
+   * "stream"`): an item is parsed, mapped and dropped before the next is read, so a page of any
+   * size costs one item's memory (json_list_stream.ts).
+   */
+  async listAllStreamed<T, R = T>(
+    what: string,
+    key: string,
+    fetchPage: (page: number) => Promise<FetchResult<ReadableStream<Uint8Array> | null>>,
+    map: (item: T) => R = (item) => item as unknown as R,
+  ): Promise<R[]> {
+    return await this.#paginate(what, async (page, items) => {
+      const stream = await this.call(what, fetchPage(page));
+      let count = 0;
+      let rest;
+      try {
+        rest = await streamListPage(stream as ReadableStream<Uint8Array>, key, (item) => {
+          count++;
+          items.push(map(item as T));
+        });
+      } catch (err) {
+        if (!(err instanceof SyntaxError)) throw err;
+        throw new CloudApiError(`${what}: ${err.message}`, {
+          status: 200,
+          code: "invalid_response",
+          cause: err,
+        });
+      }
+      return { count, meta: rest.meta };
+    });
+  }
+
+  /** The paging both lists share: `read` adds one page's items and says how many and its `meta`. */
+  async #paginate<R>(
+    what: string,
+    read: (page: number, items: R[]) => Promise<{ count: number; meta: unknown }>,
+  ): Promise<R[]> {
+    const items: R[] = [];
+    let lastPage = MAX_PAGES;
+    for (let page = 1;; page++) {
+      const { count, meta } = await read(page, items);
       const pagination =
-        (data.meta as { pagination?: { next_page?: number | null; last_page?: number | null } } | undefined)
+        (meta as { pagination?: { next_page?: number | null; last_page?: number | null } } | undefined)
           ?.pagination;
       const next = pagination?.next_page;
       if (page === 1 && Number.isSafeInteger(pagination?.last_page) && pagination!.last_page! > 0) {
         lastPage = Math.min(lastPage, pagination!.last_page!);
       }
-      if (!next || list.length === 0) return items;
+      if (!next || count === 0) return items;
       if (next !== page + 1) {
         throw new CloudApiError(`${what}: page ${page} names page ${next} as the next one; stopped`, {
           status: 200,

@@ -265,7 +265,6 @@ export { RecordSeal } from "./record_seal.ts";
 export { HcloudInstances } from "./instances/mod.ts";
 export {
   annotationsPage,
-  driftPageSize,
   KNOWN_ANNOTATIONS,
   OWN_ANNOTATION_REFERENCE,
   parseLoadBalancerSpec,

@@ -11,7 +11,7 @@
  * Kubernetes that Services co-manage carry no label of ours: each is read by the ID the Services'
  * sealed records name, and opened for the ports they own on it.
  *
- * Cost of a sync: one paginated list of this cluster's balancers (cut down as pages arrive), one
+ * Cost of a sync: one paginated list of this cluster's balancers (50 a page, each read as it streams), one
  * read of the firewall, and one `set_rules` only when the rules differ. A recheck while the
  * balancers are known unchanged (no LoadBalancer Service changed since) reuses the last list: one
  * read. NodePort Services are read from the cluster's informer: no call.
@@ -272,12 +272,13 @@ export class HcloudFirewall {
 
   /** What each of this cluster's balancers needs opened (public ones reaching targets publicly). */
   async #list(clusterId: string): Promise<Opening[]> {
-    const listed = await this.#client.listAll<ListedBalancer, Opening | undefined>(
+    const listed = await this.#client.listAllStreamed<ListedBalancer, Opening | undefined>(
       "list load balancers",
       "load_balancers",
       (page) =>
         this.#client.api.GET("/load_balancers", {
-          params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 10 } },
+          params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 50 } },
+          parseAs: "stream",
         }),
       (lb) => openingOf(lb),
     );

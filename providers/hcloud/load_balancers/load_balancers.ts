@@ -67,8 +67,6 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #targets: LbTargets;
   /** What the last successful sync asked of each balancer (by ID), for drift repair. */
   readonly #asked = new Map<number, DriftRecord>();
-  /** Eligible Nodes at the last sync: sizes the drift list's pages. */
-  #nodeCount = 0;
   /** A Service's ports and the certificates they serve (service_ports.ts). */
   readonly #ports: ServicePorts;
   /** A Service's own balancer (own_balancer.ts). */
@@ -130,7 +128,6 @@ export class HcloudLoadBalancers implements LoadBalancers {
       ports: this.#ports,
       facts: this.#facts,
       asked: this.#asked,
-      nodesSeen: (count: number) => this.#nodeCount = count,
     });
     this.#deletion = {
       client: ctx.client,
@@ -152,7 +149,6 @@ export class HcloudLoadBalancers implements LoadBalancers {
       shared: this.#shared,
       coManaged: this.#coManaged,
       asked: this.#asked,
-      nodeCount: () => this.#nodeCount,
       appliedIps: this.#robot.enabled ? this.#targets.appliedIps : undefined,
       health: registry && new TargetHealthGauge(registry),
       tls: defaults.tlsSecrets ? this.#certificates.tls : undefined,

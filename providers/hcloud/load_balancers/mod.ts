@@ -17,7 +17,6 @@ export {
 export { annotationsPage, OWN_ANNOTATION_REFERENCE, valueKind } from "./spec/mod.ts";
 export { CO_MANAGED_STATE } from "./sharing/mod.ts";
 export { SHARED_STATE } from "./sharing/mod.ts";
-export { driftPageSize } from "./inventory/mod.ts";
 export { HcloudLoadBalancers } from "./load_balancers.ts";
 export { type ReadService, ServiceReader, type ServiceRequest } from "./request.ts";
 export type { ClusterFacts } from "./cluster_facts.ts";

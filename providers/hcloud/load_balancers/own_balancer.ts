@@ -49,8 +49,6 @@ export interface OwnBalancerParts {
   facts: ClusterFacts;
   /** What the last successful sync asked of each balancer (by ID), for drift repair. */
   asked: Map<number, DriftRecord>;
-  /** Eligible Nodes at the last sync: sizes the drift list's pages. */
-  nodesSeen(count: number): void;
 }
 
 /** Whether the sync found (or made) a balancer: a failure without one clears the Service's ingress. */
@@ -128,7 +126,6 @@ export class OwnBalancers {
         : p.targets.servers(lb, ids, spec, warnings, nodes))) || changed;
     changed = (await p.targets.ips(lb, robotTargets.ips, warnings)) || changed;
     if (changed) lb = await p.lookup.get(lb.id);
-    p.nodesSeen(nodes.length);
     p.asked.set(lb.id, {
       serviceUid: service.metadata!.uid!,
       clusterId,
@@ -172,7 +169,6 @@ export class OwnBalancers {
     if (!lb) return { warnings, updated: false };
     let changed = await p.targets.servers(lb, ids, spec, warnings, nodes);
     changed = (await p.targets.ips(lb, robotTargets.ips, warnings)) || changed;
-    p.nodesSeen(nodes.length);
     const asked = p.asked.get(lb.id);
     if (asked) asked.targets = { serverIds: ids };
     return { warnings, updated: changed };

@@ -13,7 +13,7 @@ import type { HcloudClient } from "../../../../hcloud_api/mod.ts";
 import type { ServerLabeler } from "../../servers/mod.ts";
 import { SHARE_LABEL } from "../../names.ts";
 import { existingOwners, sweepOrphans } from "./inventory.ts";
-import { driftOf, driftPageSize, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
+import { driftOf, type DriftRecord, listClusterLoadBalancers, ownerOf } from "./drift.ts";
 import { sharedAlive, type SharedBalancers } from "../sharing/mod.ts";
 import type { CoManagedBalancers } from "../sharing/mod.ts";
 import type { TlsCertificates } from "../certificates/mod.ts";
@@ -43,8 +43,6 @@ export interface InventorySources {
   coManaged: CoManagedBalancers;
   /** What the last successful sync asked of each balancer (by ID). */
   asked: ReadonlyMap<number, DriftRecord>;
-  /** Eligible Nodes at the last sync: sizes the drift list's pages. */
-  nodeCount(): number;
   /** The Robot IP targets applied per balancer name, when Robot is on. */
   appliedIps?: ReadonlyMap<string, string>;
   /** Target health from each drift list, when metrics are kept. */
@@ -103,7 +101,6 @@ export class ClusterInventory implements LoadBalancerInventory {
       const listed = await listClusterLoadBalancers(
         client,
         clusterId,
-        driftPageSize(this.sources.nodeCount()),
         (lb) => {
           labeler.checkResolved(lb);
           if (health) healths.push(balancerHealth(lb));

@@ -100,25 +100,23 @@ function describe(action: LbAction): string {
   }
 }
 
-/** Page size for the drift list: a label-selector balancer lists every server it matches. */
-export function driftPageSize(nodes: number): number {
-  // About 150 bytes per matched server; pages stay near 6 MB so parsing them stays small at 5000 Nodes.
-  return Math.max(1, Math.min(50, Math.floor(6_000_000 / (2_000 + 150 * nodes))));
-}
-
-/** This cluster's balancers, in pages of `perPage`, with nested selector targets dropped as they arrive. */
+/**
+ * This cluster's balancers, 50 a page, each page read as it streams and each balancer's nested
+ * selector targets dropped as it arrives: a label selector lists every server it matches (~150 bytes
+ * each), so 50 balancers over 5000 Nodes are a 37 MB page, but only one balancer is held at a time.
+ */
 export function listClusterLoadBalancers(
   client: HcloudClient,
   clusterId: string,
-  perPage: number,
   sample?: (lb: LB) => void,
 ): Promise<LB[]> {
-  return client.listAll<LB, LB>(
+  return client.listAllStreamed<LB, LB>(
     "list load balancers",
     "load_balancers",
     (page) =>
       client.api.GET("/load_balancers", {
-        params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: perPage } },
+        params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 50 } },
+        parseAs: "stream",
       }),
     // `sample` sees the servers a label selector resolves before they are dropped to save memory.
     (lb) => {

@@ -1,9 +1,9 @@
 import { assertEquals } from "../../../../testing/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { driftOf, driftPageSize, type DriftRecord } from "./drift.ts";
+import { driftOf, type DriftRecord, listClusterLoadBalancers } from "./drift.ts";
 import { parseLoadBalancerSpec } from "../spec/mod.ts";
 import type { DesiredService } from "../desired.ts";
-import type { components } from "../../../../hcloud_api/mod.ts";
+import { type components, HcloudClient } from "../../../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const OWNED = { "hcloud-ccm/service-uid": "uid-1", "deno-ccm/cluster-id": "c1" };
@@ -102,10 +102,38 @@ Deno.test("lb drift: what a sync would change, in words; nothing when in step", 
   for (const [name, current, asked, want] of cases) assertEquals(driftOf(current, asked), want, name);
 });
 
-Deno.test("lb drift: pages stay small when label-selector balancers list thousands of servers", () => {
-  assertEquals(driftPageSize(0), 50);
-  assertEquals(driftPageSize(100), 50);
-  assertEquals(driftPageSize(1000), 39);
-  assertEquals(driftPageSize(5000), 7);
-  assertEquals(driftPageSize(100_000), 1);
+Deno.test("lb drift: 50 balancers over 5000 servers are one request; each is seen whole, then kept without its resolved servers", async () => {
+  const requests: string[] = [];
+  const balancer = (id: number) => ({
+    id,
+    name: `lb-${id}`,
+    labels: { "deno-ccm/cluster-id": "c1" },
+    targets: [{
+      type: "label_selector",
+      label_selector: { selector: "x" },
+      targets: Array.from({ length: 5000 }, (_, s) => ({
+        type: "server",
+        server: { id: s },
+        health_status: [{ listen_port: 80, status: "healthy" }],
+      })),
+    }],
+  });
+  const fetch = (input: Request | URL | string) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    requests.push(url.search);
+    const page = { load_balancers: Array.from({ length: 50 }, (_, i) => balancer(i + 1)), meta: {} };
+    return Promise.resolve(
+      new Response(JSON.stringify(page), { headers: { "content-type": "application/json" } }),
+    );
+  };
+  const client = new HcloudClient({ endpoint: "http://sim/v1", token: "t", fetch, retryBaseMs: 1 });
+  const resolved: number[] = [];
+  const listed = await listClusterLoadBalancers(client, "c1", (lb) => {
+    resolved.push((lb.targets[0] as { targets?: unknown[] }).targets?.length ?? 0);
+  });
+  assertEquals(requests.length, 1);
+  assertEquals(new URLSearchParams(requests[0]).get("per_page"), "50");
+  assertEquals(listed.map((lb) => lb.id), Array.from({ length: 50 }, (_, i) => i + 1));
+  assertEquals(resolved, Array(50).fill(5000), "the sample sees every resolved server");
+  assertEquals(listed.every((lb) => !("targets" in lb.targets[0])), true, "kept without them");
 });

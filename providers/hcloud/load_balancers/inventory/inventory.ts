@@ -43,12 +43,13 @@ export async function sweepOrphans(
   liveServiceUids: Set<string>,
   sharedAlive: (labels: Record<string, string>) => boolean = () => true,
 ): Promise<number> {
-  const all = await client.listAll<SweptRaw, Swept>(
+  const all = await client.listAllStreamed<SweptRaw, Swept>(
     "list load balancers",
     "load_balancers",
     (page) =>
       client.api.GET("/load_balancers", {
-        params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 10 } },
+        params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 50 } },
+        parseAs: "stream",
       }),
     (lb) => ({
       id: lb.id,
@@ -98,11 +99,14 @@ export async function existingOwners(
   const total = first.meta?.pagination?.total_entries;
   if (typeof total === "number" && total >= expected) return undefined;
   // A shared balancer has no one owner: `members` names the Services on it.
-  const owners = await client.listAll<{ id: number; labels?: Record<string, string> }, string[]>(
+  const owners = await client.listAllStreamed<{ id: number; labels?: Record<string, string> }, string[]>(
     "list load balancers",
     "load_balancers",
     (page) =>
-      client.api.GET("/load_balancers", { params: { query: { label_selector, page, per_page: 10 } } }),
+      client.api.GET("/load_balancers", {
+        params: { query: { label_selector, page, per_page: 50 } },
+        parseAs: "stream",
+      }),
     (lb) => [lb.labels?.[SERVICE_UID_LABEL] ?? "", ...members?.(lb) ?? []],
   );
   return new Set(owners.flat().filter(Boolean));

@@ -5,5 +5,5 @@
  * @module
  */
 export { ClusterInventory, type InventorySources } from "./cluster_inventory.ts";
-export { driftPageSize, type DriftRecord } from "./drift.ts";
+export { type DriftRecord } from "./drift.ts";
 export { type BalancerHealth, type TargetHealth, TargetHealthGauge } from "./target_health.ts";
