@@ -21,10 +21,10 @@ import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import { buildSnapshot, pagesOf, type ServerSnapshot, withChanges } from "./snapshot.ts";
 
 export type { ServerSnapshot } from "./snapshot.ts";
+export { ipv6HostOne } from "./snapshot.ts";
 
 /** What one read of the action logs found: the resources the new actions name, or a gap (some lost). */
 export type LoggedNews = { resources: { id: number; type: string }[] } | { gap: true };
-export { ipv6HostOne } from "./snapshot.ts";
 
 /** Freshness demands of one lookup. */
 export interface Freshness {
