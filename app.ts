@@ -104,7 +104,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
             check: () =>
               state.cloud
                 ? options.provider.problem?.()
-                : state.cloudProblem ?? "provider not initialized yet",
+                : state.cloudProblem ?? options.provider.problem?.() ?? "provider not initialized yet",
           },
           {
             name: "leader-election",

@@ -57,6 +57,11 @@ export class HcloudClient {
     return this.#transport.rateLimit;
   }
 
+  /** Why the API cannot be reached now (said from the first failed attempt, not after the retries). */
+  get unreachable(): string | undefined {
+    return this.#transport.unreachable;
+  }
+
   /**
    * Awaits an `api.GET/POST/...` call and returns its data, or throws a {@link CloudApiError}:
    * the API's error envelope, or `invalid_response` for anything else (an HTML error page, say).

@@ -62,6 +62,8 @@ export interface InstrumentedTransport {
   send: HcloudTransport;
   /** What the API last said of the rate limit (undefined before the first answer). */
   rateLimit: RateLimitState | undefined;
+  /** Why the API cannot be reached now (the last request's failure), or undefined when it answers. */
+  unreachable: string | undefined;
 }
 
 /** Builds the transport. */
@@ -98,7 +100,11 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
     "hcloud_api_budget_wait_seconds",
     "Time requests waited for budget, by priority.",
   );
-  const state: InstrumentedTransport = { rateLimit: undefined, send: () => Promise.reject() };
+  const state: InstrumentedTransport = {
+    rateLimit: undefined,
+    unreachable: undefined,
+    send: () => Promise.reject(),
+  };
   // Since when no request got an answer (undefined: the last one did): the first failure of a streak
   // is logged at once, naming the endpoint and the cause; the retries that follow are not.
   let unreachableSince: number | undefined;
@@ -179,13 +185,14 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       } finally {
         inFlight?.add({}, -1);
       }
-      if (response) unreachableSince = undefined;
+      if (response) unreachableSince = state.unreachable = undefined;
       else if (!(failure instanceof TypeError && failure.message === HEADER_REFUSED)) {
         const origin = new URL(original.url).origin;
         failure = new CloudApiError(
           `${original.method} ${endpoint}: cannot reach ${origin}: ${describeNetworkError(failure)}`,
           { status: 0, code: "connection_failed", cause: failure },
         );
+        state.unreachable = (failure as Error).message;
         if (unreachableSince === undefined) {
           unreachableSince = Date.now();
           log.warning("{error}; retrying", { error: (failure as Error).message });

@@ -1,10 +1,11 @@
 /**
  * The firewall follows the balancers (the provider's `loadBalancers.firewall`): a sync after a
  * LoadBalancer Service's balancer may have changed — it got or lost its address, its ports or
- * annotations changed, it was deleted — at most once per {@link MIN_INTERVAL_MS}, and to put back
- * rules changed outside the CCM: when the provider's `watch` sees a sign of it, or (a provider
- * without `watch`) once per drift repair period. One key, one run at a time; a failed run is retried
- * with backoff (a refusal that cannot fit is logged with the numbers and retried slowly).
+ * annotations changed, it was deleted — {@link BURST} at once, then one per
+ * {@link MIN_INTERVAL_MS}; and to put back rules changed outside the CCM: when the provider's
+ * `watch` sees a sign of it, or (a provider without `watch`) once per drift repair period. One key,
+ * one run at a time; a failed run is retried with backoff (a refusal that cannot fit is logged with
+ * the numbers and retried slowly).
  *
  * Services of other types the provider says concern the firewall (`concerns`: a NodePort Service
  * opening its ports) ask for a sync too, without the balancers being looked at again; the provider's
@@ -13,8 +14,8 @@
  * Cost: with a provider that watches (hcloud), 0 calls while nothing changes; a poke, like the
  * periodic check of a provider that does not watch, says no Service changed (hcloud then reads only
  * the firewall). A change costs a list of the balancers, a read and one write when rules differ. A
- * tenant changing Services without pause makes it run at most once a minute: about 180 requests an
- * hour.
+ * tenant changing Services without pause makes it run once a minute after the burst: about 180
+ * requests an hour.
  *
  * @module
  */
@@ -28,10 +29,17 @@ import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { logger } from "../../lib/log.ts";
+import { refilled } from "../../lib/token_bucket.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 
-/** The fewest milliseconds between two syncs started by Service changes. */
+/** Once the burst is spent, the fewest milliseconds between two syncs started by Service changes. */
 export const MIN_INTERVAL_MS = 60_000;
+/**
+ * Syncs that may run back to back before the interval holds: a new Service's balancer is opened as
+ * soon as it has its address (the sync at start, the Services listed, a first balancer), while a
+ * tenant churning Services still gets one sync a minute.
+ */
+export const BURST = 3;
 const KEY = "firewall";
 
 /** See the module doc. */
@@ -43,7 +51,9 @@ export class FirewallFollower {
   readonly #log = logger("firewall");
   readonly #rules;
   readonly #writes;
-  #lastRun = -Infinity;
+  /** Syncs the burst has left (see {@link BURST}), as of {@link #tokensAt}. */
+  #tokens = BURST;
+  #tokensAt: number;
   /** A poke's sync is queued and has not started. */
   #asked = false;
   /** A Service changed since the last successful sync (the balancers must be looked at again). */
@@ -69,6 +79,7 @@ export class FirewallFollower {
     this.#clock = ctx.clock;
     this.#periodMs = ctx.flags.driftRepairPeriod;
     this.#minIntervalMs = minIntervalMs;
+    this.#tokensAt = ctx.clock.now();
     this.#queue = new WorkQueue("firewall", {
       clock: ctx.clock,
       baseDelayMs: 10_000,
@@ -97,8 +108,8 @@ export class FirewallFollower {
   }
 
   /**
-   * Asks for a sync, no sooner than the minimum interval after the last one; `balancers`: a
-   * balancer may have changed (default), so the provider looks at them again.
+   * Asks for a sync: now while the burst lasts, else once a token has come back (one per minimum
+   * interval); `balancers`: a balancer may have changed (default), so the provider looks again.
    */
   poke(balancers = true): void {
     this.#dirty ||= balancers;
@@ -106,7 +117,8 @@ export class FirewallFollower {
     // would run twice if added again before its sync begins).
     if (this.#asked) return;
     this.#asked = true;
-    this.#queue.addAfter(KEY, Math.max(0, this.#lastRun + this.#minIntervalMs - this.#clock.now()));
+    const tokens = this.#refill();
+    this.#queue.addAfter(KEY, tokens >= 1 ? 0 : Math.ceil((1 - tokens) * this.#minIntervalMs));
   }
 
   /** Runs until `signal` aborts. */
@@ -127,8 +139,17 @@ export class FirewallFollower {
     });
   }
 
+  /** The tokens now (see {@link BURST}). */
+  #refill(): number {
+    const now = this.#clock.now();
+    this.#tokens = refilled(this.#tokens, this.#tokensAt, now, BURST, this.#minIntervalMs);
+    this.#tokensAt = now;
+    return this.#tokens;
+  }
+
   async #sync(signal: AbortSignal): Promise<void> {
-    this.#lastRun = this.#clock.now();
+    // Every sync spends a token, whoever asked (the start, a retry, a sign of a change outside).
+    this.#tokens = Math.max(0, this.#refill() - 1);
     this.#asked = false;
     try {
       const dirty = this.#dirty;

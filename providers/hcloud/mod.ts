@@ -47,6 +47,8 @@ export class HcloudProvider implements CloudProvider {
   readonly context: HcloudContext;
 
   readonly #credentials: Credentials;
+  /** Whether {@link initialize} has succeeded (the unreachable API is then no longer a readiness problem). */
+  #initialized = false;
   readonly #probe: { registry?: Registry; userAgent: string };
   /** A server this project is known to have (from the last list), to confirm a rotated token. */
   #knownServer?: number;
@@ -145,9 +147,14 @@ export class HcloudProvider implements CloudProvider {
     this.#fence = signal;
   }
 
-  /** Why the cloud cannot be used now: the API rejecting the token (never the token itself). */
+  /**
+   * Why the cloud cannot be used now: the API rejecting the token (never the token itself); until
+   * initialized, also the API unreachable, from the first failed attempt (a network blip later does
+   * not make a running CCM unready).
+   */
   problem(): string | undefined {
-    return this.#credentials.problem() ?? this.robot?.client.problem();
+    return this.#credentials.problem() ?? (this.#initialized ? undefined : this.client.unreachable) ??
+      this.robot?.client.problem();
   }
 
   /** Calls `listener` when a new token is in use or the API accepts the token again. */
@@ -161,6 +168,11 @@ export class HcloudProvider implements CloudProvider {
    * tools: no cluster label, nothing swept, every owner taken to be alive).
    */
   async initialize(cluster: ClusterView | undefined, signal: AbortSignal): Promise<void> {
+    await this.#initialize(cluster, signal);
+    this.#initialized = true;
+  }
+
+  async #initialize(cluster: ClusterView | undefined, signal: AbortSignal): Promise<void> {
     if (cluster) this.loadBalancers?.useCluster(cluster);
     try {
       await this.client.call(
