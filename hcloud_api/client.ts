@@ -8,12 +8,25 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./api_types.ts";
 import { CloudApiError } from "./errors.ts";
-import { streamListPage } from "./json_list_stream.ts";
-import { createTransport, ENDPOINT_HEADER, type RateLimitState, type TransportOptions } from "./transport.ts";
+import { PageReadError, streamListPage } from "./json_list_stream.ts";
+import {
+  checkExactNumbers,
+  createTransport,
+  ENDPOINT_HEADER,
+  type RateLimitState,
+  STREAM_HEADER,
+  type TransportOptions,
+} from "./transport.ts";
 import { redact } from "../lib/log.ts";
 
 /** Schemas of the API. */
 export type Schemas = components["schemas"];
+
+/**
+ * What a streamed list's page request adds to its options (`{ ..., ...streamed }`): the body as a
+ * stream, and the header that tells the transport to pass it on unread.
+ */
+export const STREAMED = { parseAs: "stream", headers: { [STREAM_HEADER]: "1" } } as const;
 
 /** The most pages one list is read to (20 000 items at 50 a page): beyond, the answer is not believed. */
 export const MAX_PAGES = 400;
@@ -153,25 +166,39 @@ export class HcloudClient {
   async listAllStreamed<T, R = T>(
     what: string,
     key: string,
-    fetchPage: (page: number) => Promise<FetchResult<ReadableStream<Uint8Array> | null>>,
+    fetchPage: (
+      page: number,
+      streamed: typeof STREAMED,
+    ) => Promise<FetchResult<ReadableStream<Uint8Array> | null>>,
     map: (item: T) => R = (item) => item as unknown as R,
   ): Promise<R[]> {
     return await this.#paginate(what, async (page, items) => {
-      const stream = await this.call(what, fetchPage(page));
+      const stream = await this.call(what, fetchPage(page, STREAMED));
       let count = 0;
       let rest;
       try {
         rest = await streamListPage(stream as ReadableStream<Uint8Array>, key, (item) => {
           count++;
           items.push(map(item as T));
-        });
+        }, { check: (text) => checkExactNumbers(text) });
       } catch (err) {
-        if (!(err instanceof SyntaxError)) throw err;
-        throw new CloudApiError(`${what}: ${err.message}`, {
-          status: 200,
-          code: "invalid_response",
-          cause: err,
-        });
+        if (err instanceof SyntaxError) {
+          throw new CloudApiError(`${what}: ${err.message}`, {
+            status: 200,
+            code: "invalid_response",
+            cause: err,
+          });
+        }
+        // The transport's own refusal (too many bytes) reaches the reader as the stream's error.
+        if (err instanceof PageReadError && err.cause instanceof CloudApiError) throw err.cause;
+        if (err instanceof PageReadError) {
+          throw new CloudApiError(`${what}: ${redact(err.message)}`, {
+            status: 0,
+            code: "connection_failed",
+            cause: err,
+          });
+        }
+        throw err;
       }
       return { count, meta: rest.meta };
     });

@@ -84,3 +84,51 @@ Deno.test("hcloud client: an answer larger than the bound is refused before it i
     assertEquals(err.code, "response_too_large");
   }
 });
+
+Deno.test("hcloud client: a streamed list reads a page larger than the whole-answer bound, item by item, numbers checked", async () => {
+  const item = (id: number | string) => `{"id":${id},"filler":"${"x".repeat(1024 * 1024 - 40)}"}`;
+  const page = (ids: (number | string)[]) =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        const enc = new TextEncoder();
+        c.enqueue(enc.encode('{"meta":{"pagination":{"next_page":null}},"load_balancers":['));
+        ids.forEach((id, i) => c.enqueue(enc.encode((i ? "," : "") + item(id))));
+        c.enqueue(enc.encode("]}"));
+        c.close();
+      },
+    });
+  let ids: (number | string)[] = [];
+  const client = new HcloudClient({
+    endpoint: "http://127.0.0.1:1/v1",
+    token: "t",
+    maxRetries: 0,
+    fetch: () =>
+      Promise.resolve(new Response(page(ids), { headers: { "content-type": "application/json" } })),
+  });
+  const streamed = () =>
+    client.listAllStreamed<{ id: number }, number>(
+      "list load balancers",
+      "load_balancers",
+      (p, s) => client.api.GET("/load_balancers", { params: { query: { page: p } }, ...s }),
+      (lb) => lb.id,
+    );
+  // 40 items of 1 MB: past the 32 MB a whole answer may have, read one at a time.
+  ids = Array.from({ length: 40 }, (_, i) => i + 1);
+  assertEquals(await streamed(), ids);
+  const whole = await assertRejects(
+    () =>
+      client.listAll(
+        "list load balancers",
+        "load_balancers",
+        (p) => client.api.GET("/load_balancers", { params: { query: { page: p } } }),
+      ),
+    CloudApiError,
+  );
+  assertEquals(whole.code, "response_too_large", "the same page read whole is refused");
+  // An ID beyond 2^53 in one item: the list fails, as a whole answer would.
+  ids = [1, "9007199254740993"];
+  assertEquals((await assertRejects(streamed, CloudApiError)).code, "unsafe_number");
+  // Not JSON: a bad answer.
+  ids = ["nope"];
+  assertEquals((await assertRejects(streamed, CloudApiError)).code, "invalid_response");
+});

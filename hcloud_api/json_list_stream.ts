@@ -12,6 +12,25 @@
 /** The page without the streamed list: its other top-level fields, parsed. */
 export type PageRest = Record<string, unknown>;
 
+/** What a reader may add: a check of each item's text before it is parsed, and a bound on its size. */
+export interface StreamOptions {
+  /** Called with each item's (and other field's) text before it is parsed; throws to refuse it. */
+  check?: (text: string) => void;
+  /** The longest item held (default {@link MAX_ITEM_CHARS}): an answer without end must end. */
+  maxItemChars?: number;
+}
+
+/** A balancer whose label selector resolves 100 000 servers is about 15 MB. */
+export const MAX_ITEM_CHARS = 32 * 1024 * 1024;
+
+/** The body could not be read to its end (the connection broke); `cause` says how. */
+export class PageReadError extends Error {
+  constructor(cause: unknown) {
+    super(`the answer broke off: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "PageReadError";
+  }
+}
+
 enum Mode {
   BeforeObject,
   KeyOrEnd,
@@ -36,13 +55,18 @@ function isSpace(c: number): boolean {
 /**
  * Reads the JSON object in `stream`, calling `onItem` with each element of its top-level array
  * `key`, in order; returns the object's other fields. Throws `SyntaxError` on anything that is not
- * one well-formed JSON object (the caller's error for a bad answer).
+ * one well-formed JSON object (the caller's error for a bad answer), {@link PageReadError} when the
+ * body breaks off, and whatever `onItem` throws.
  */
 export async function streamListPage(
   stream: ReadableStream<Uint8Array>,
   key: string,
   onItem: (item: unknown) => void,
+  options: StreamOptions = {},
 ): Promise<PageRest> {
+  const check = options.check ?? (() => {});
+  const maxChars = options.maxItemChars ?? MAX_ITEM_CHARS;
+  let held = 0;
   const rest: PageRest = {};
   let mode = Mode.BeforeObject as Mode;
   let currentKey = "";
@@ -60,6 +84,8 @@ export async function streamListPage(
     throw new SyntaxError(`not a JSON list page: ${what}`);
   };
   const finish = (text: string) => {
+    held = 0;
+    if (mode !== Mode.Key) check(text);
     if (mode === Mode.Key) {
       currentKey = JSON.parse(text);
       mode = Mode.Colon;
@@ -75,7 +101,13 @@ export async function streamListPage(
   const reader = stream.getReader();
   try {
     for (;;) {
-      const { value, done } = await reader.read();
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (err) {
+        throw new PageReadError(err);
+      }
+      const { value, done } = read;
       let chunk: string;
       try {
         chunk = done ? decoder.decode() : decoder.decode(value, { stream: true });
@@ -187,6 +219,8 @@ export async function streamListPage(
       if (start >= 0) {
         // The value goes on in the next chunk: keep what this one holds of it.
         parts.push(chunk.slice(start));
+        held += chunk.length - start;
+        if (held > maxChars) bad(`an item or field longer than ${maxChars} characters`);
         start = 0;
       }
       if (done) break;

@@ -1,5 +1,5 @@
 import { assertEquals, assertRejects } from "../testing/assert.ts";
-import { streamListPage } from "./json_list_stream.ts";
+import { PageReadError, streamListPage } from "./json_list_stream.ts";
 
 /** `text` as a stream of byte chunks of `size` (cutting characters of several bytes in two). */
 function chunked(text: string, size: number): ReadableStream<Uint8Array> {
@@ -100,4 +100,34 @@ Deno.test("json list stream: a large page is read item by item, each handed on b
   assertEquals(seen.map((s) => s.id), big.items.map((i) => i.id));
   // The first item came when about its own size had been read, not the page's million bytes.
   assertEquals(seen[0].pulled < 3 * 5_100, true, `${seen[0].pulled} bytes read before the first item`);
+});
+
+Deno.test("json list stream: a body that breaks off is a PageReadError, not a bad answer", async () => {
+  let pulls = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (pulls++ === 0) c.enqueue(new TextEncoder().encode('{"items":[1,'));
+      else c.error(new TypeError("connection reset"));
+    },
+  }, { highWaterMark: 0 });
+  const seen: unknown[] = [];
+  const err = await assertRejects(() => streamListPage(stream, "items", (i) => seen.push(i)), PageReadError);
+  assertEquals(err.message, "the answer broke off: connection reset");
+  assertEquals(seen, [1], "what came before was handed on");
+});
+
+Deno.test("json list stream: an item past the bound is refused before it is held whole; check sees each item", async () => {
+  const text = JSON.stringify({ items: [{ a: "x".repeat(100) }, { a: "y".repeat(5_000) }] });
+  const seen: unknown[] = [];
+  const err = await assertRejects(
+    () => streamListPage(chunked(text, 64), "items", (i) => seen.push(i), { maxItemChars: 1_000 }),
+    SyntaxError,
+  );
+  assertEquals(err.message, "not a JSON list page: an item or field longer than 1000 characters");
+  assertEquals(seen.length, 1, "the item within the bound was handed on");
+  const checked: string[] = [];
+  await streamListPage(chunked('{"items":[1,{"b":2}],"meta":{}}', 3), "items", () => {}, {
+    check: (t) => checked.push(t),
+  });
+  assertEquals(checked, ["1", '{"b":2}', "{}"]);
 });

@@ -20,6 +20,13 @@ export type HcloudTransport = (request: Request) => Promise<Response>;
 /** Header the client sets with the OpenAPI path template (`/servers/{id}`) for metrics; never sent. */
 export const ENDPOINT_HEADER = "x-deno-ccm-endpoint";
 
+/**
+ * Header the client sets on a list it reads as it streams (`listAllStreamed`); never sent. Its
+ * answer is passed on unread, counted against {@link MAX_STREAMED_BYTES}: the reader holds one item
+ * at a time and checks each item's numbers itself ({@link checkExactNumbers}).
+ */
+export const STREAM_HEADER = "x-deno-ccm-streamed";
+
 /** The API's rate-limit state as last reported. */
 export interface RateLimitState {
   /** Requests the bucket holds when full (`RateLimit-Limit`). */
@@ -142,6 +149,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       .replace(/\{[^}]+\}/g, "%d");
     const body = original.body ? await original.arrayBuffer() : undefined;
     const idempotent = original.method === "GET" || original.method === "HEAD";
+    const streamed = original.headers.get(STREAM_HEADER) === "1";
     // The request's own signal and the current work's (see lib/cancellation.ts): either ends the call.
     const cancel = withCurrent(original.signal);
     let resentWithNewToken = false;
@@ -163,6 +171,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       cancel.throwIfAborted();
       const headers = new Headers(original.headers);
       headers.delete(ENDPOINT_HEADER);
+      headers.delete(STREAM_HEADER);
       const token = typeof options.token === "string" ? options.token : options.token.token();
       try {
         headers.set("authorization", `Bearer ${token}`);
@@ -222,7 +231,9 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       // 429 was not processed, so any method may repeat it; 5xx and lost connections only for reads.
       const retryable = code === 429 || (idempotent && (code === 0 || code >= 500));
       if (!retryable || attempt >= maxRetries) {
-        if (response) return await exactNumbers(response);
+        if (response) {
+          return streamed && response.ok ? boundedStream(response) : await exactNumbers(response);
+        }
         throw failure;
       }
       const retryAfter = Number(response?.headers.get("retry-after"));
@@ -253,9 +264,44 @@ const HEADER_REFUSED = "the HTTP client refused a request header (its value is w
 
 /**
  * The largest answer read (security probe N10: a 100 MB page took the process to 694 MB, beyond the
- * chart's memory limit). The largest real pages, drift repair's, are about 6 MB.
+ * chart's memory limit). Pages read whole are small; the lists of balancers, whose label selectors
+ * list every server they match, are read as they stream ({@link STREAM_HEADER}).
  */
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The most a streamed answer may send (a page of 50 balancers over 5000 Nodes is ~37 MB): it is never
+ * held whole, but an answer without end must end.
+ */
+export const MAX_STREAMED_BYTES = 512 * 1024 * 1024;
+
+/** The response with its body counted as it is read, failing past {@link MAX_STREAMED_BYTES}. */
+function boundedStream(response: Response): Response {
+  let size = 0;
+  const counted = response.body?.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > MAX_STREAMED_BYTES) {
+          controller.error(
+            new CloudApiError(
+              `the API answered with more than ${MAX_STREAMED_BYTES} bytes; stopped reading`,
+              {
+                status: response.status,
+                code: "response_too_large",
+              },
+            ),
+          );
+        } else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(counted ?? null, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
 
 /** The body as text, refusing one larger than {@link MAX_RESPONSE_BYTES} before holding it whole. */
 async function boundedText(response: Response): Promise<string> {
@@ -305,18 +351,23 @@ async function exactNumbers(response: Response): Promise<Response> {
   const noBody = response.status === 204 || response.status === 205 || response.status === 304;
   if (noBody || !(response.headers.get("content-type") ?? "").includes("json")) return response;
   const text = await boundedText(response);
-  for (const m of text.matchAll(BIG_NUMBER)) {
-    if (BigInt(m[1]) > BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw new CloudApiError(
-        `the API answered with the number ${m[1]}, beyond the IDs this CCM can handle exactly ` +
-          `(up to ${Number.MAX_SAFE_INTEGER}); refusing to act on it`,
-        { status: response.status, code: "unsafe_number" },
-      );
-    }
-  }
+  checkExactNumbers(text, response.status);
   return new Response(text, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
   });
+}
+
+/** Throws `unsafe_number` when a number in the JSON `text` is beyond 2^53 - 1 (see {@link exactNumbers}). */
+export function checkExactNumbers(text: string, status = 200): void {
+  for (const m of text.matchAll(BIG_NUMBER)) {
+    if (BigInt(m[1]) > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new CloudApiError(
+        `the API answered with the number ${m[1]}, beyond the IDs this CCM can handle exactly ` +
+          `(up to ${Number.MAX_SAFE_INTEGER}); refusing to act on it`,
+        { status, code: "unsafe_number" },
+      );
+    }
+  }
 }

@@ -275,10 +275,10 @@ export class HcloudFirewall {
     const listed = await this.#client.listAllStreamed<ListedBalancer, Opening | undefined>(
       "list load balancers",
       "load_balancers",
-      (page) =>
+      (page, streamed) =>
         this.#client.api.GET("/load_balancers", {
           params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 50 } },
-          parseAs: "stream",
+          ...streamed,
         }),
       (lb) => openingOf(lb),
     );

@@ -113,10 +113,10 @@ export function listClusterLoadBalancers(
   return client.listAllStreamed<LB, LB>(
     "list load balancers",
     "load_balancers",
-    (page) =>
+    (page, streamed) =>
       client.api.GET("/load_balancers", {
         params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 50 } },
-        parseAs: "stream",
+        ...streamed,
       }),
     // `sample` sees the servers a label selector resolves before they are dropped to save memory.
     (lb) => {

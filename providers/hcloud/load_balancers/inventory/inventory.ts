@@ -46,10 +46,10 @@ export async function sweepOrphans(
   const all = await client.listAllStreamed<SweptRaw, Swept>(
     "list load balancers",
     "load_balancers",
-    (page) =>
+    (page, streamed) =>
       client.api.GET("/load_balancers", {
         params: { query: { label_selector: `${CLUSTER_ID_LABEL}=${clusterId}`, page, per_page: 50 } },
-        parseAs: "stream",
+        ...streamed,
       }),
     (lb) => ({
       id: lb.id,
@@ -102,10 +102,10 @@ export async function existingOwners(
   const owners = await client.listAllStreamed<{ id: number; labels?: Record<string, string> }, string[]>(
     "list load balancers",
     "load_balancers",
-    (page) =>
+    (page, streamed) =>
       client.api.GET("/load_balancers", {
         params: { query: { label_selector, page, per_page: 50 } },
-        parseAs: "stream",
+        ...streamed,
       }),
     (lb) => [lb.labels?.[SERVICE_UID_LABEL] ?? "", ...members?.(lb) ?? []],
   );
