@@ -9,8 +9,8 @@ import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./api_types.ts";
 import { CloudApiError } from "./errors.ts";
 import { PageReadError, streamListPage } from "./json_list_stream.ts";
+import { checkExactNumbers } from "./bounded_answer.ts";
 import {
-  checkExactNumbers,
   createTransport,
   ENDPOINT_HEADER,
   type RateLimitState,

@@ -1,7 +1,7 @@
 import { assertEquals, assertMatch, assertRejects } from "../testing/assert.ts";
 import { HcloudClient, MAX_PAGES } from "./client.ts";
 import { CloudApiError } from "./errors.ts";
-import { MAX_RESPONSE_BYTES } from "./transport.ts";
+import { MAX_RESPONSE_BYTES } from "./bounded_answer.ts";
 
 /** A client whose every list page is answered by `page(n)`; counts the requests. */
 function pagedClient(page: (n: number) => { items: number[]; next: number | null; last?: number | null }) {

@@ -14,16 +14,17 @@ export {
   type HcloudClientOptions,
   MAX_PAGES,
   type Schemas,
+  STREAMED,
 } from "./client.ts";
 export {
   createTransport,
   ENDPOINT_HEADER,
   type HcloudTransport,
   type InstrumentedTransport,
-  MAX_RESPONSE_BYTES,
   type RateLimitState,
   type TransportOptions,
 } from "./transport.ts";
+export { MAX_RESPONSE_BYTES, MAX_STREAMED_BYTES } from "./bounded_answer.ts";
 export {
   Credentials,
   type CredentialsOptions,
