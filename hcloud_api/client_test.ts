@@ -132,3 +132,27 @@ Deno.test("hcloud client: a streamed list reads a page larger than the whole-ans
   ids = ["nope"];
   assertEquals((await assertRejects(streamed, CloudApiError)).code, "invalid_response");
 });
+
+Deno.test("hcloud client: the transport's own headers (endpoint, streamed) are never sent to the API", async () => {
+  const sent: string[][] = [];
+  const client = new HcloudClient({
+    endpoint: "http://127.0.0.1:1/v1",
+    token: "t",
+    maxRetries: 0,
+    fetch: (req) => {
+      sent.push([...req.headers.keys()]);
+      return Promise.resolve(Response.json({ load_balancers: [], meta: {} }));
+    },
+  });
+  await client.listAllStreamed(
+    "list load balancers",
+    "load_balancers",
+    (p, s) => client.api.GET("/load_balancers", { params: { query: { page: p } }, ...s }),
+  );
+  await client.call("list load balancers", client.api.GET("/load_balancers", {}));
+  assertEquals(sent.length, 2);
+  for (const names of sent) {
+    assertEquals(names.filter((n) => n.startsWith("x-deno-ccm")), [], names.join(", "));
+    assertEquals(names.includes("authorization"), true);
+  }
+});
