@@ -4,7 +4,7 @@
  * and bench/convergence.svg.
  *
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
- *                   [--steady-skip 5000:list]
+ *                   [--steady-skip 5000:list] [--steady-burst 1000]   (Nodes joining after each window)
  *                   [--latency-ms 50] [--action-ms 1000] [--robot-minutes 10] [--only burst_join,churn]
  *                   [--runs 3]   (burst_join, lb_rollout and churn: the median run, min and load averages)
  *
@@ -46,6 +46,7 @@ const { values } = parseArgs({
     "steady-nodes": { type: "string", default: "100,1000,5000" },
     "steady-refresh": { type: "string", default: "actions,list" },
     "steady-skip": { type: "string", default: "" },
+    "steady-burst": { type: "string", default: "0" },
     "robot-minutes": { type: "string", default: "10" },
     runs: { type: "string", default: "1" },
   },
@@ -74,6 +75,7 @@ if (only.has("steady_state")) {
     refresh: values["steady-refresh"]!.split(",") as RefreshMode[],
     minutes: Number(values["steady-minutes"]),
     skip: values["steady-skip"]!.split(",").filter(Boolean),
+    burst: Number(values["steady-burst"]),
     latencyMs: LATENCY,
     actionMs: ACTION,
   });

@@ -20,6 +20,8 @@ export async function benchEnvironment(
     latencyMs: number;
     actionMs: number;
     denoArgs?: string[];
+    /** The module the CCM runs (default `main.ts`). */
+    entry?: string;
     env?: Record<string, string>;
     /** More CCM flags. */
     args?: string[];
@@ -30,6 +32,8 @@ export async function benchEnvironment(
     prelabelled?: boolean;
     /** Dedicated servers `bm-<i>` in the simulator's Robot, with Robot enabled in the CCM. */
     robotServers?: number;
+    /** Servers network k8s holds (default: `servers`, at least Hetzner's 100). */
+    networkServers?: number;
   },
 ) {
   const cluster = await TestCluster.start();
@@ -39,7 +43,7 @@ export async function benchEnvironment(
     quiet: true,
     // Hetzner's networks hold 100 servers; these clusters are larger. The figures measure the CCM's
     // side (server lists, balancers), which is the same with the Nodes spread over public addresses.
-    networkLimits: { servers: Math.max(100, servers) },
+    networkLimits: { servers: Math.max(100, options.networkServers ?? servers) },
   }).start();
   applySeed(sim, {
     networks: [{
@@ -91,7 +95,7 @@ export async function benchEnvironment(
     HCLOUD_NETWORK_ROUTES_ENABLED: "false",
     ...robotEnv,
     ...options.env,
-  }, { denoArgs: options.denoArgs });
+  }, { denoArgs: options.denoArgs, entry: options.entry });
   const client = await adminClient(cluster);
   let peakRss = 0;
   /** Peak anonymous RSS (heap, stacks) and the file-backed part (the runtime's code) at that time. */

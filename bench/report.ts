@@ -5,6 +5,19 @@
  * @module
  */
 
+/**
+ * Nodes joining a running cluster at once (steady_state's `--steady-burst`): seconds until the last is
+ * initialized (p50 beside), the cloud requests meanwhile by endpoint, the peak RSS by then.
+ */
+export interface BurstResult {
+  nodes: number;
+  seconds_total: number;
+  seconds_p50: number;
+  requests: number;
+  requests_by_endpoint: Record<string, number>;
+  rss_mb_peak: number;
+}
+
 /** One scenario's figures; `series` (seconds, share converged) feeds the chart only. */
 export interface ScenarioResult {
   seconds_total?: number;
@@ -197,8 +210,8 @@ function steadyMatrix(r: ScenarioResult | undefined): string[] {
     `Steady state against N (${
       runs[0].observed_minutes
     } min idle each; \`actions\`: follow the action logs, ` +
-    "a full list every hour, the default; `list`: a full list at every 5-minute address refresh, as the " +
-    "official CCM does). requests/hour counts the hourly full list (its pages, once per hour) when the window " +
+    "a full list every 24 hours, the default; `list`: a full list at every 5-minute address refresh, as the " +
+    "official CCM does). requests/hour counts the daily full list (its pages, once per 24 hours) when the window " +
     "saw none; measured is the window alone. Drift repair (a paginated list of this cluster's balancers every " +
     "10 minutes, included in both) is shown on its own.",
     "",
@@ -228,5 +241,13 @@ function steadyMatrix(r: ScenarioResult | undefined): string[] {
         "",
       ]
       : []),
+    ...runs.filter((x) => x.burst).map((x) => {
+      const b = x.burst as unknown as BurstResult;
+      return `${b.nodes} more Nodes (servers just created, unlabelled) joined the ${x.nodes}-Node cluster ` +
+        `(\`${x.refresh}\`) at once, after the window: all initialized in ${b.seconds_total} s (p50 ` +
+        `${b.seconds_p50} s) with ${b.requests} cloud requests (${
+          Object.entries(b.requests_by_endpoint).map(([k, n]) => `${k} ${n}`).join(", ")
+        }); peak RSS by then ${b.rss_mb_peak} MB.\n`;
+    }),
   ];
 }

@@ -13,13 +13,14 @@
  * @module
  */
 import { NODES } from "../kube/resources.ts";
-import type { ScenarioResult } from "./report.ts";
+import type { BurstResult, ScenarioResult } from "./report.ts";
 import {
   createNodes,
   createServices,
   ingressCount,
   initTimes,
   kubeletHeartbeats,
+  quantile,
   waitFor,
 } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
@@ -46,6 +47,8 @@ export interface SteadyRun extends ScenarioResult {
   ip_change_requests?: number;
   /** Set when the cluster never reached steady state (why, with what the CCM had done by then). */
   setup_failed?: string;
+  /** After the window: more servers created in the console and their Nodes registered at once. */
+  burst?: BurstResult;
 }
 
 /** `HCLOUD_SERVER_FULL_LIST_PERIOD`'s default without server labels copied to Nodes (this scenario). */
@@ -60,6 +63,8 @@ export async function steadyStateMatrix(options: {
   actionMs: number;
   /** Pairs not run, as `nodes:refresh` (e.g. `5000:list`, whose setup alone takes 30 minutes to fail). */
   skip?: string[];
+  /** Nodes joining at once after each window (0: none). */
+  burst?: number;
 }): Promise<SteadyRun[]> {
   const runs: SteadyRun[] = [];
   for (const nodes of options.nodes) {
@@ -68,7 +73,13 @@ export async function steadyStateMatrix(options: {
     runs.push(
       ...await Promise.all(
         refresh.map((r) =>
-          steadyRun({ ...options, nodes, refresh: r, measureIpChange: r === "actions" && nodes === 1000 })
+          steadyRun({
+            ...options,
+            nodes,
+            refresh: r,
+            measureIpChange: r === "actions" && nodes === 1000,
+            burst: options.burst ?? 0,
+          })
         ),
       ),
     );
@@ -89,6 +100,7 @@ async function steadyRun(o: {
   latencyMs: number;
   actionMs: number;
   measureIpChange: boolean;
+  burst: number;
 }): Promise<SteadyRun> {
   const started = Date.now();
   const env = await benchEnvironment(o.nodes, {
@@ -96,6 +108,7 @@ async function steadyRun(o: {
     actionMs: o.actionMs,
     env: { HCLOUD_SERVER_REFRESH: o.refresh },
     prelabelled: true,
+    networkServers: o.nodes + o.burst,
   });
   const names = Array.from({ length: o.nodes }, (_, i) => `node-${i}`);
   const setupStart = Date.now();
@@ -172,6 +185,7 @@ async function steadyRun(o: {
   const ipFrom = env.sim.audit.length;
   const ipChange = o.measureIpChange ? await measureIpChange(env) : undefined;
   const ipChangeRequests = o.measureIpChange ? env.sim.audit.length - ipFrom : undefined;
+  const burst = o.burst ? await burstInto(env, o.nodes, o.burst) : undefined;
   return {
     nodes: o.nodes,
     refresh: o.refresh,
@@ -188,6 +202,7 @@ async function steadyRun(o: {
     cpu_seconds: cpuSeconds,
     ip_change_seconds: ipChange,
     ip_change_requests: ipChangeRequests,
+    burst,
     // Last: the CCM stops here.
     rate_limited_responses: await env.close(),
   };
@@ -212,6 +227,43 @@ async function measureIpChange(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `count` servers created in the console (as an autoscaler or installer would, each a `create_server`
+ * action; no target label yet), then their Nodes registered at once as kubelets do: how long until
+ * every one is initialized and what the cloud was asked meanwhile.
+ */
+async function burstInto(
+  env: Awaited<ReturnType<typeof benchEnvironment>>,
+  offset: number,
+  count: number,
+): Promise<BurstResult> {
+  console.log(`steady_state: ${count} more Nodes join ${offset} ...`);
+  const names = Array.from({ length: count }, (_, i) => `node-${offset + i}`);
+  for (const name of names) {
+    env.sim.control.createServer({
+      name,
+      server_type: "cpx21",
+      location: "fsn1",
+      private_net: [{ network: "k8s" }],
+    });
+  }
+  const from = env.sim.audit.length;
+  const start = Date.now();
+  await createNodes(env.client, count, offset);
+  const times = await initTimes(env.client, new Set(names), start, 1_800_000, []);
+  const requests = env.sim.audit.slice(from);
+  const byEndpoint: Record<string, number> = {};
+  for (const e of requests) byEndpoint[e.route] = (byEndpoint[e.route] ?? 0) + 1;
+  return {
+    nodes: count,
+    seconds_total: times.at(-1)!,
+    seconds_p50: quantile(times, 0.5),
+    requests: requests.length,
+    requests_by_endpoint: byEndpoint,
+    rss_mb_peak: env.peakRssMb(),
+  };
 }
 
 /**

@@ -141,10 +141,27 @@ const UNREAD_NODE_STATUS = [
   "features",
 ];
 
-/** The Node informer's transform: drops the status fields above before a Node is cached. */
+/**
+ * The Node conditions controllers and providers read: `Ready` (eligibility, deletion) and
+ * `NetworkUnavailable` (the route controller's). A kubelet reports four more, each with a message,
+ * and a heartbeat time no controller reads (~40% of a cached Node's strings).
+ */
+const READ_CONDITIONS = new Set(["Ready", "NetworkUnavailable"]);
+
+/**
+ * The Node informer's transform: drops the status fields above, the conditions nobody reads and
+ * the heartbeat times before a Node is cached.
+ */
 export function trimNodeStatus(object: unknown): unknown {
   const status = (object as { status?: Record<string, unknown> }).status;
-  if (status) { for (const field of UNREAD_NODE_STATUS) delete status[field]; }
+  if (status) {
+    for (const field of UNREAD_NODE_STATUS) delete status[field];
+    if (Array.isArray(status.conditions)) {
+      status.conditions = (status.conditions as { type?: string; lastHeartbeatTime?: string }[])
+        .filter((c) => READ_CONDITIONS.has(c?.type ?? ""))
+        .map(({ lastHeartbeatTime: _, ...kept }) => kept);
+    }
+  }
   return object;
 }
 

@@ -27,12 +27,13 @@ export interface CcmProcess {
 
 /**
  * Spawns `main.ts` with `args` and `env` (plus PATH/HOME), serving status on a free port;
- * `denoArgs` go to `deno run` (e.g. `--inspect`).
+ * `denoArgs` go to `deno run` (e.g. `--inspect`); `entry` runs another module than `main.ts` (the
+ * bundle the shipped binary is compiled from, say).
  */
 export function spawnCcm(
   args: string[],
   env: Record<string, string>,
-  options: { denoArgs?: string[] } = {},
+  options: { denoArgs?: string[]; entry?: string } = {},
 ): CcmProcess {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
@@ -43,7 +44,7 @@ export function spawnCcm(
       "--allow-all",
       ...v8Flags(),
       ...options.denoArgs ?? [],
-      MAIN,
+      options.entry ?? MAIN,
       `--secure-port=${port}`,
       "--bind-address=127.0.0.1",
       ...args,

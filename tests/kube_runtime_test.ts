@@ -207,36 +207,46 @@ Deno.test({
         },
       );
 
-      await t.step("the informer cache keeps no managedFields, Node images or node info", async () => {
-        const informer = new Informer(await newClient(), NODES, {
-          labelSelector: "set=trim",
-          transform: trimNodeStatus,
-        });
-        void informer.run(stop.signal);
-        await informer.waitForSync(stop.signal);
-        await client.create(NODES, node("trim-1", { set: "trim" }));
-        await client.patch(NODES, "trim-1", "merge", {
-          status: {
-            images: [{ names: ["registry.example/app@sha256:00"], sizeBytes: 1000 }],
-            nodeInfo: { kubeletVersion: "v1.36.3" },
-            addresses: [{ type: "InternalIP", address: "10.1.2.3" }],
-            conditions: [{ type: "Ready", status: "True" }],
-          },
-        }, { subresource: "status" });
-        const stored = await client.get(NODES, "trim-1");
-        assert(
-          stored.metadata?.managedFields?.length && stored.status?.images?.length && stored.status.nodeInfo,
-          "the API has them",
-        );
-        await eventually(() => informer.get("trim-1")?.status?.addresses?.[0]?.address === "10.1.2.3");
-        const cached = informer.get("trim-1")!;
-        assertEquals(
-          [cached.metadata?.managedFields, cached.status?.images, cached.status?.nodeInfo],
-          [undefined, undefined, undefined],
-        );
-        assertEquals(cached.metadata?.labels?.set, "trim");
-        assertEquals(cached.status?.conditions?.[0]?.type, "Ready");
-      });
+      await t.step(
+        "the informer cache keeps no managedFields, Node images, node info, unread conditions or heartbeats",
+        async () => {
+          const informer = new Informer(await newClient(), NODES, {
+            labelSelector: "set=trim",
+            transform: trimNodeStatus,
+          });
+          void informer.run(stop.signal);
+          await informer.waitForSync(stop.signal);
+          await client.create(NODES, node("trim-1", { set: "trim" }));
+          await client.patch(NODES, "trim-1", "merge", {
+            status: {
+              images: [{ names: ["registry.example/app@sha256:00"], sizeBytes: 1000 }],
+              nodeInfo: { kubeletVersion: "v1.36.3" },
+              addresses: [{ type: "InternalIP", address: "10.1.2.3" }],
+              conditions: [
+                { type: "MemoryPressure", status: "False", message: "kubelet has sufficient memory" },
+                { type: "Ready", status: "True", lastHeartbeatTime: "2026-11-27T00:00:00Z" },
+              ],
+            },
+          }, { subresource: "status" });
+          const stored = await client.get(NODES, "trim-1");
+          assert(
+            stored.metadata?.managedFields?.length && stored.status?.images?.length && stored.status.nodeInfo,
+            "the API has them",
+          );
+          await eventually(() => informer.get("trim-1")?.status?.addresses?.[0]?.address === "10.1.2.3");
+          const cached = informer.get("trim-1")!;
+          assertEquals(
+            [cached.metadata?.managedFields, cached.status?.images, cached.status?.nodeInfo],
+            [undefined, undefined, undefined],
+          );
+          assertEquals(cached.metadata?.labels?.set, "trim");
+          assertEquals(
+            cached.status?.conditions?.map((c) => [c.type, c.status, c.lastHeartbeatTime]),
+            [["Ready", "True", undefined]],
+            "only the conditions controllers read, without heartbeats",
+          );
+        },
+      );
 
       await t.step("a watch resumes after the apiserver restarts", async () => {
         const informer = new Informer(await newClient(), NODES, {

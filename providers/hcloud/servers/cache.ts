@@ -9,22 +9,28 @@
  * are not actions), when a caller demands one (`full`), and whenever the logs cannot be followed.
  *
  * What the logs name is told to `onLogged` listeners (a firewall's keeper learns of rule changes
- * made outside the CCM this way, at no cost), or that some of it was lost (a gap in the logs).
+ * made outside the CCM this way, at no cost), or that some of it was lost (a gap in the logs). How
+ * the logs are followed is `log_follower.ts`; when to follow them and when to list is decided here.
  *
  * @module
  */
 import { type HcloudClient, type ServerInfo, toServerInfo } from "../../../hcloud_api/mod.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 import { logger } from "../../../lib/log.ts";
-import { ActionLogGapError, type ActionLogPath, newestActionId, readActionLog } from "./action_log.ts";
+import { ActionLogGapError } from "./action_log.ts";
 import { CloudApiError } from "../../../hcloud_api/mod.ts";
 import { buildSnapshot, pagesOf, type ServerSnapshot, withChanges } from "./snapshot.ts";
+import {
+  cursorsBeforeList,
+  followLogs,
+  inBatches,
+  type LogCursors,
+  type LoggedNews,
+} from "./log_follower.ts";
 
 export type { ServerSnapshot } from "./snapshot.ts";
 export { ipv6HostOne } from "./snapshot.ts";
-
-/** What one read of the action logs found: the resources the new actions name, or a gap (some lost). */
-export type LoggedNews = { resources: { id: number; type: string }[] } | { gap: true };
+export type { LoggedNews } from "./log_follower.ts";
 
 /** Freshness demands of one lookup. */
 export interface Freshness {
@@ -50,7 +56,6 @@ export interface ServerCacheOptions {
 }
 
 const PAGE = 50;
-const CONCURRENT_READS = 5;
 /** Direct reads asked for within this window are decided together (one monitor pass, say). */
 const BATCH_WINDOW_MS = 50;
 
@@ -66,7 +71,7 @@ export class ServerCache {
   #snapshot?: ServerSnapshot;
   #inflight?: Promise<ServerSnapshot>;
   /** Action log cursors, valid for the current snapshot (undefined: the next refresh lists). */
-  #cursors?: { servers: number; primaryIps: number };
+  #cursors?: LogCursors;
   #lastFull = 0;
   readonly #refreshes;
   readonly #fallbacks;
@@ -209,7 +214,10 @@ export class ServerCache {
     // project (see #refresh) is listed every time and needs none.
     const small = this.#snapshot !== undefined && pagesOf(this.#snapshot.all.length) <= 2;
     const cursors = this.refreshMode === "actions" && !small
-      ? await this.#cursorsBeforeList().catch(() => {
+      ? await cursorsBeforeList(this.#client, this.#cursors).then(({ cursors, news }) => {
+        if (news) this.#tell(news);
+        return cursors;
+      }, () => {
         // The logs cannot be read: whatever they held since the old cursors is lost.
         if (this.#cursors) this.#tell({ gap: true });
         return undefined;
@@ -232,85 +240,18 @@ export class ServerCache {
     return snapshot;
   }
 
-  /**
-   * The logs' cursors to follow a list from. With cursors from before, the news since them is read
-   * on the same first page (no extra request) and told; when it does not fit there, that it was lost.
-   */
-  async #cursorsBeforeList(): Promise<{ servers: number; primaryIps: number }> {
-    const old = this.#cursors;
-    const cursor = async (path: ActionLogPath, after: number | undefined) => {
-      if (after !== undefined) {
-        try {
-          const read = await readActionLog(this.#client, path, after, 1);
-          return { cursor: read.cursor, resources: read.resources };
-        } catch (err) {
-          if (!(err instanceof ActionLogGapError)) throw err;
-        }
-      }
-      return { cursor: await newestActionId(this.#client, path), resources: undefined };
-    };
-    const [servers, primaryIps] = await Promise.all([
-      cursor("/servers/actions", old?.servers),
-      cursor("/primary_ips/actions", old?.primaryIps),
-    ]);
-    if (old) {
-      this.#tell(
-        servers.resources && primaryIps.resources
-          ? { resources: [...servers.resources, ...primaryIps.resources] }
-          : { gap: true },
-      );
-    }
-    return { servers: servers.cursor, primaryIps: primaryIps.cursor };
-  }
-
   /** The snapshot updated from the action logs, or undefined when a full list is cheaper. */
-  async #incremental(
-    base: ServerSnapshot,
-    cursors: { servers: number; primaryIps: number },
-  ): Promise<ServerSnapshot | undefined> {
+  async #incremental(base: ServerSnapshot, cursors: LogCursors): Promise<ServerSnapshot | undefined> {
     const started = Date.now();
-    const [servers, primaryIps] = await Promise.all([
-      readActionLog(this.#client, "/servers/actions", cursors.servers),
-      readActionLog(this.#client, "/primary_ips/actions", cursors.primaryIps),
-    ]);
-    this.#tell({ resources: [...servers.resources, ...primaryIps.resources] });
-    const ids = new Set<number>();
-    const touchedIps = new Set<number>();
-    for (const r of [...servers.resources, ...primaryIps.resources]) {
-      if (r.type === "server") ids.add(r.id);
-      if (r.type === "primary_ip") touchedIps.add(r.id);
-    }
-    // A Primary IP's old holder is in the snapshot; its new one is its assignee now.
-    for (const server of base.all) {
-      if (server.primaryIpIds.some((id) => touchedIps.has(id))) ids.add(server.id);
-    }
-    await this.#each([...touchedIps], async (id) => {
-      const assignee = await this.#assigneeOf(id);
-      if (assignee !== undefined) ids.add(assignee);
-    });
-    if (ids.size >= pagesOf(base.all.length)) return undefined;
-    const changed = new Map<number, ServerInfo | undefined>();
-    await this.#each([...ids], async (id) => changed.set(id, await this.#fetch(id)));
+    const { news, changes } = await followLogs(this.#client, base, cursors, (id) => this.#fetch(id));
+    this.#tell(news);
+    if (!changes) return undefined;
     this.#refreshes?.inc({ kind: "incremental" });
-    const snapshot = withChanges(base, changed, started);
+    const snapshot = withChanges(base, changes.changed, started);
     this.#snapshot = snapshot;
-    this.#cursors = { servers: servers.cursor, primaryIps: primaryIps.cursor };
-    for (const id of ids) this.#direct.delete(id);
+    this.#cursors = changes.cursors;
+    for (const id of changes.changed.keys()) this.#direct.delete(id);
     return snapshot;
-  }
-
-  async #assigneeOf(primaryIpId: number): Promise<number | undefined> {
-    try {
-      const data = await this.#client.call(
-        "get primary ip",
-        this.#client.api.GET("/primary_ips/{id}", { params: { path: { id: primaryIpId } } }),
-      );
-      const ip = data.primary_ip as { assignee_id?: number | null; assignee_type?: string };
-      return ip.assignee_type === "server" && typeof ip.assignee_id === "number" ? ip.assignee_id : undefined;
-    } catch (err) {
-      if (err instanceof CloudApiError && err.status === 404) return undefined;
-      throw err;
-    }
   }
 
   /** One server by ID, undefined when it is gone (404). */
@@ -339,18 +280,12 @@ export class ServerCache {
         if (ids.size > pagesOf(this.#snapshot?.all.length ?? 0)) {
           const snapshot = await this.get({ notBefore: Date.now(), full: true });
           for (const i of ids) found.set(i, snapshot.byId.get(i));
-        } else await this.#each([...ids], async (i) => found.set(i, await this.#fetch(i)));
+        } else await inBatches([...ids], async (i) => found.set(i, await this.#fetch(i)));
         return found;
       });
       this.#batch = { ids, done };
     }
     this.#batch.ids.add(id);
     return this.#batch.done.then((found) => found.get(id));
-  }
-
-  async #each<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
-    for (let i = 0; i < items.length; i += CONCURRENT_READS) {
-      await Promise.all(items.slice(i, i + CONCURRENT_READS).map(work));
-    }
   }
 }
