@@ -14,6 +14,18 @@ export function v8Flags(): string[] {
   return task.split(/\s+/).filter((a) => a.startsWith("--v8-flags="));
 }
 
+/**
+ * The environment the image sets (deploy/Containerfile's final stage, its `ENV NAME=value` lines), so
+ * processes run like the shipped binary.
+ */
+export function imageEnv(): Record<string, string> {
+  const file = Deno.readTextFileSync(new URL("../deploy/Containerfile", import.meta.url));
+  const final = file.slice(file.lastIndexOf("FROM scratch"));
+  return Object.fromEntries(
+    [...final.matchAll(/^ENV (\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]),
+  );
+}
+
 /** A `main.ts` child process with its stderr collected. */
 export interface CcmProcess {
   child: Deno.ChildProcess;
@@ -54,6 +66,7 @@ export function spawnCcm(
       PATH: Deno.env.get("PATH") ?? "",
       HOME: Deno.env.get("HOME") ?? "/tmp",
       HCLOUD_METRICS_ADDRESS: "127.0.0.1:0",
+      ...imageEnv(),
       ...env,
     },
     clearEnv: true,

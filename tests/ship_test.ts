@@ -16,6 +16,7 @@ import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testi
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { HOST_ARCH, imageFiles } from "../testing/image_files.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
+import { imageEnv } from "../testing/ccm_process.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
 
@@ -150,6 +151,7 @@ Deno.test({
         ],
         clearEnv: true,
         env: {
+          ...imageEnv(),
           KUBERNETES_SERVICE_HOST: "127.0.0.1",
           KUBERNETES_SERVICE_PORT: String(cluster.apiserverPort),
           HCLOUD_ENDPOINT: s.sim.endpoint,
@@ -175,6 +177,9 @@ Deno.test({
         .catch((err) => {
           throw new Error(`${err.message}\nCCM output:\n${log}`);
         });
+      // The image's ENV (one malloc arena) is what the process runs with.
+      const environ = (await Deno.readTextFile(`/proc/${child.pid}/environ`)).split("\0");
+      assertEquals(Object.entries(imageEnv()).map(([k, v]) => environ.includes(`${k}=${v}`)), [true]);
       const client = await adminClient(cluster);
       try {
         await runScenario(client, s.sim);
