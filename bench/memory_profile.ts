@@ -13,10 +13,9 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { NODES } from "../kube/resources.ts";
 import { setupLogging } from "../lib/log.ts";
 import { freePort } from "../testing/helpers.ts";
-import { createNodes, createServices, ingressCount, waitFor } from "./bench_util.ts";
+import { createNodes, createServices, ingressCount, initTimes, waitFor } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
 import { inspectorSession } from "./cpu_profile.ts";
 
@@ -105,13 +104,12 @@ if (import.meta.main) {
   const started = Date.now();
   await createNodes(client, nodes, 0);
   // Every 5 s: listing N kubelet-sized Nodes is a load of its own on the apiserver the CCM shares.
-  await waitFor(
-    async () =>
-      (await client.list(NODES)).items.every((n) =>
-        !!n.spec?.providerID && !(n.spec?.taints ?? []).some((t) => t.key.endsWith("uninitialized"))
-      ),
+  await initTimes(
+    client,
+    new Set(Array.from({ length: nodes }, (_, i) => `node-${i}`)),
+    started,
     1_800_000,
-    5_000,
+    [],
   );
   await createServices(client, serviceCount);
   await waitFor(async () => (await ingressCount(client)) === serviceCount, 1_800_000, 5_000);

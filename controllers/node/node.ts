@@ -28,6 +28,7 @@ import type { Instances } from "../../providers/provider.ts";
 import { syncedLabelsPatch } from "./synced_labels.ts";
 import { sameTaints, syncedTaintsPatch } from "./synced_taints.ts";
 import { sharedAddresses } from "./shared_addresses.ts";
+import { NodeIndex } from "./node_index.ts";
 import { warningsOf } from "../../providers/errors.ts";
 import { sleepOn } from "../../lib/clock.ts";
 import { logger } from "../../lib/log.ts";
@@ -63,6 +64,8 @@ class NodeController implements Controller {
    * start before the watch brings the last one's update, and must still see it.
    */
   readonly #written = new Map<string, string>();
+  /** Every Node by provider ID and address, for the duplicate checks at initialization. */
+  readonly #index = new NodeIndex();
 
   constructor(ctx: ControllerContext<NodeFlags>, instances: Instances) {
     this.#ctx = ctx;
@@ -84,7 +87,17 @@ class NodeController implements Controller {
         this.#queue.add(node.metadata!.name!);
       }
     };
-    ctx.informers.for(NODES).addHandlers({ onAdd: enqueue, onUpdate: (_old, node) => enqueue(node) });
+    ctx.informers.for(NODES).addHandlers({
+      onAdd: (node) => {
+        this.#index.update(node);
+        enqueue(node);
+      },
+      onUpdate: (_old, node) => {
+        this.#index.update(node);
+        enqueue(node);
+      },
+      onDelete: (node) => this.#index.remove(node),
+    });
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -207,17 +220,17 @@ class NodeController implements Controller {
 
   /** Several Nodes matched to one server all get its addresses: say so on each (it is not fixed here). */
   #warnDuplicates(node: Node, providerID: string): void {
-    const nodes = this.#ctx.informers.for(NODES).list();
-    const byName = new Map(nodes.map((n) => [n.metadata?.name, n]));
-    // Forget what the informer now shows (or what is gone): one pass, whatever the burst's size.
+    const informer = this.#ctx.informers.for(NODES);
+    // Forget what the informer now shows (or what is gone): these are the writes still in flight.
     for (const name of this.#written.keys()) {
-      const seen = byName.get(name);
+      const seen = informer.get(name);
       if (!seen || seen.spec?.providerID) this.#written.delete(name);
     }
-    const others = nodes.filter((n) =>
-      n.metadata?.name !== node.metadata?.name &&
-      (n.spec?.providerID || this.#written.get(n.metadata!.name!)) === providerID
-    );
+    const self = node.metadata?.name;
+    const otherNames = new Set(this.#index.withProviderID(providerID));
+    for (const [name, written] of this.#written) if (written === providerID) otherNames.add(name);
+    otherNames.delete(self!);
+    const others = [...otherNames].map((name) => informer.get(name)).filter((n): n is Node => !!n);
     if (others.length === 0) return;
     const names = [node, ...others].map((n) => n.metadata?.name).sort().join(", ");
     for (const n of [node, ...others]) {
@@ -248,7 +261,7 @@ class NodeController implements Controller {
   /** A Warning for each address (just written to `node`) that another Node has too. */
   #warnShared(node: Node, addresses: NodeAddress[]): void {
     const name = node.metadata!.name!;
-    for (const s of sharedAddresses(name, addresses, this.#ctx.informers.for(NODES).list())) {
+    for (const s of sharedAddresses(name, addresses, this.#index)) {
       this.#recorder.event(
         NODES,
         node,

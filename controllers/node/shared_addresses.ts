@@ -5,28 +5,18 @@
  *
  * @module
  */
-import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
+import type { NodeAddress } from "kubernetes-types/core/v1.d.ts";
+import type { NodeIndex } from "./node_index.ts";
 
-/** The InternalIP and ExternalIP addresses of `addresses` that another Node of `nodes` also has. */
+/** The InternalIP and ExternalIP addresses of `addresses` that another Node in `index` also has. */
 export function sharedAddresses(
   name: string,
   addresses: NodeAddress[],
-  nodes: Node[],
+  index: NodeIndex,
 ): { type: string; address: string; nodes: string[] }[] {
-  const mine = addresses.filter((a) => a.type === "InternalIP" || a.type === "ExternalIP");
-  if (mine.length === 0) return [];
-  const holders = new Map<string, string[]>();
-  for (const node of nodes) {
-    const other = node.metadata?.name;
-    if (!other || other === name) continue;
-    for (const a of node.status?.addresses ?? []) {
-      if (a.type !== "InternalIP" && a.type !== "ExternalIP") continue;
-      holders.set(a.address, [...holders.get(a.address) ?? [], other]);
-    }
-  }
-  return mine.filter((a) => holders.has(a.address)).map((a) => ({
+  return addresses.filter((a) => a.type === "InternalIP" || a.type === "ExternalIP").map((a) => ({
     type: a.type,
     address: a.address,
-    nodes: [...new Set(holders.get(a.address))].sort(),
-  }));
+    nodes: index.withAddress(a.address).filter((other) => other !== name).sort(),
+  })).filter((s) => s.nodes.length > 0);
 }

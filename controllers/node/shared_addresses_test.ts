@@ -1,6 +1,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../testing/assert.ts";
 import { sharedAddresses } from "./shared_addresses.ts";
+import { NodeIndex } from "./node_index.ts";
 
 const node = (name: string, ...addresses: [string, string][]): Node => ({
   metadata: { name },
@@ -8,10 +9,9 @@ const node = (name: string, ...addresses: [string, string][]): Node => ({
 });
 
 Deno.test("shared addresses: an InternalIP or ExternalIP another Node has is named with that Node", () => {
-  const nodes = [
-    node("worker-1", ["InternalIP", "10.0.0.3"], ["ExternalIP", "198.18.0.2"], ["Hostname", "h"]),
-    node("worker-3", ["InternalIP", "10.0.0.5"]),
-  ];
+  const nodes = new NodeIndex();
+  nodes.update(node("worker-1", ["InternalIP", "10.0.0.3"], ["ExternalIP", "198.18.0.2"], ["Hostname", "h"]));
+  nodes.update(node("worker-3", ["InternalIP", "10.0.0.5"]));
   assertEquals(
     sharedAddresses("worker-3", [
       { type: "Hostname", address: "h" },

@@ -178,7 +178,7 @@ class ServiceController implements Controller {
     });
     const nodeSync = () => {
       this.#nodeSets.nodesChanged();
-      this.#nodeQueue.add(NODE_SYNC);
+      this.#nodeQueue.addAfter(NODE_SYNC, this.#nodeSets.syncPaceMs());
     };
     ctx.informers.for(NODES).addHandlers({
       onAdd: nodeSync,

@@ -11,6 +11,10 @@ import { managedNode } from "../node_metadata.ts";
 import { Departures, SelectionDepartures } from "./service_departures.ts";
 import { AUTOSCALER_TAINT, type HeldNode, NodeChangeGuard } from "./node_change_guard.ts";
 
+/** Node syncs of clusters below this size are never paced (see `syncPaceMs`). */
+const PACE_FROM_NODES = 1000;
+const MAX_PACE_MS = 10_000;
+
 /** Upstream's label that keeps a Node out of every external load balancer. */
 export const EXCLUDE_LABEL = EXCLUDE_FROM_LB_LABEL;
 
@@ -87,6 +91,8 @@ export class NodeSetMemory {
   onHeld: (held: HeldNode) => void = () => {};
   /** Whether some balancer selects Nodes by label (then every label change counts, not only exclusion). */
   labelsMatter: () => boolean = () => true;
+  /** Nodes the last recomputation of the eligible set went through. */
+  #seen = 0;
 
   constructor(listNodes: () => Node[], now: () => number = Date.now, guard?: NodeChangeGuard) {
     this.#listNodes = listNodes;
@@ -110,8 +116,19 @@ export class NodeSetMemory {
       const nodes = all.filter(eligibleNode);
       this.#departures.observe(nodes, all, leavingSince);
       this.#eligible = { nodes, set: nodeSet(nodes) };
+      this.#seen = view.nodes.length;
     }
     return this.#eligible;
+  }
+
+  /**
+   * How long a node sync asked for by a Node event waits: 0 below 1000 Nodes (at once, as upstream),
+   * else 1 ms per 20 Nodes (250 ms at 5000, at most 10 s). Recomputing the eligible set costs ~6 µs a
+   * Node; recomputed after every Node event, a burst of 5000 joining Nodes cost ~250 s of CPU while
+   * every other controller waited. Paced, the recomputation takes about a tenth of the thread.
+   */
+  syncPaceMs(): number {
+    return this.#seen < PACE_FROM_NODES ? 0 : Math.min(MAX_PACE_MS, this.#seen / 20);
   }
 
   /**

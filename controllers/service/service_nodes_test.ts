@@ -58,3 +58,19 @@ Deno.test("leaving since: the autoscaler's taint (value or timeAdded) and a dele
   );
   assertEquals(leavingSince(node("y")), undefined);
 });
+
+Deno.test("node-set memory: node syncs are paced only in clusters of 1000 Nodes or more, by their size", () => {
+  const paceAt = (count: number) => {
+    const memory = new NodeSetMemory(() => Array.from({ length: count }, (_, i) => node(`n${i}`)));
+    assertEquals(memory.syncPaceMs(), 0, "nothing listed yet: not paced");
+    memory.eligible();
+    return memory.syncPaceMs();
+  };
+  assertEquals([paceAt(3), paceAt(999), paceAt(1000), paceAt(5000), paceAt(300_000)], [
+    0,
+    0,
+    50,
+    250,
+    10_000,
+  ]);
+});
