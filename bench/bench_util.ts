@@ -165,3 +165,21 @@ export async function initTimes(
   }
   return [...done.values()].sort((a, b) => a - b);
 }
+
+/**
+ * `nodes` kubelet-sized Nodes join, then `services` LoadBalancer Services are created; resolves once
+ * every Node is initialized and every Service has an ingress (what the profiling tools measure).
+ */
+export async function joinAndRollOut(client: KubeClient, nodes: number, services: number): Promise<void> {
+  const started = Date.now();
+  await createNodes(client, nodes, 0);
+  await initTimes(
+    client,
+    new Set(Array.from({ length: nodes }, (_, i) => `node-${i}`)),
+    started,
+    1_800_000,
+    [],
+  );
+  await createServices(client, services);
+  await waitFor(async () => (await ingressCount(client)) === services, 1_800_000, listInterval(nodes));
+}

@@ -11,7 +11,7 @@
 import { parseArgs } from "node:util";
 import { setupLogging } from "../lib/log.ts";
 import { freePort } from "../testing/helpers.ts";
-import { createNodes, createServices, ingressCount, initTimes, waitFor } from "./bench_util.ts";
+import { joinAndRollOut, waitFor } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
 
 /** The parts of a `Profiler.stop` result this tool reads. */
@@ -98,16 +98,7 @@ if (import.meta.main) {
   await session.send("Profiler.setSamplingInterval", { interval: nodes > 1000 ? 1000 : 200 });
   await session.send("Profiler.start");
   const started = Date.now();
-  await createNodes(client, nodes, 0);
-  await initTimes(
-    client,
-    new Set(Array.from({ length: nodes }, (_, i) => `node-${i}`)),
-    started,
-    1_800_000,
-    [],
-  );
-  await createServices(client, serviceCount);
-  await waitFor(async () => (await ingressCount(client)) === serviceCount, 1_800_000, 2_000);
+  await joinAndRollOut(client, nodes, serviceCount);
   const { profile } = await session.send<{ profile: CpuProfile }>("Profiler.stop");
   const wall = (Date.now() - started) / 1000;
   session.close();

@@ -15,7 +15,7 @@
 import { parseArgs } from "node:util";
 import { setupLogging } from "../lib/log.ts";
 import { freePort } from "../testing/helpers.ts";
-import { createNodes, createServices, ingressCount, initTimes, waitFor } from "./bench_util.ts";
+import { joinAndRollOut } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
 import { inspectorSession } from "./cpu_profile.ts";
 
@@ -102,17 +102,7 @@ if (import.meta.main) {
   const { client, ccm } = env;
   const session = await inspectorSession(inspectPort);
   const started = Date.now();
-  await createNodes(client, nodes, 0);
-  // Every 5 s: listing N kubelet-sized Nodes is a load of its own on the apiserver the CCM shares.
-  await initTimes(
-    client,
-    new Set(Array.from({ length: nodes }, (_, i) => `node-${i}`)),
-    started,
-    1_800_000,
-    [],
-  );
-  await createServices(client, serviceCount);
-  await waitFor(async () => (await ingressCount(client)) === serviceCount, 1_800_000, 5_000);
+  await joinAndRollOut(client, nodes, serviceCount);
   console.log(
     `${nodes} Nodes and ${serviceCount} balancers ready in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
