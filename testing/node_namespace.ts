@@ -4,6 +4,10 @@
  * the test apiserver (it listens on loopback only; TLS stays end to end, the kubeconfig written for
  * the namespace names the certificate's host). The real kube-proxy and the real kubelet run in one.
  *
+ * The addresses are fixed, so the machine's namespaces are one test run's at a time: a run holds
+ * {@link LOCK_PATH} while it has any, and the run that takes it removes what a killed run left (a
+ * leftover `10.200.1.1` on the host takes the route to the next run's Node: stop 55's CI failed so).
+ *
  * @module
  */
 import type { TestCluster } from "./kube_cluster.ts";
@@ -17,11 +21,75 @@ export async function sh(command: string, allowFailure = false): Promise<void> {
   }
 }
 
+/** The machine-wide lock of the test namespaces (flock: the kernel drops it when its holder dies). */
+export const LOCK_PATH = "/run/deno-ccm-test-namespaces.lock";
+/** A namespace of ours is `deno-ccm-<tag><index>-<pid>`; its host veth end `dc<tag><index>p<pid%10000>h`. */
+const OURS = /^deno-ccm-[a-z]+\d+-(\d+)$/;
+const OUR_VETH = /^dc[a-z]+\d+p(\d+)h$/;
+
+let claim: { file: Promise<Deno.FsFile>; users: number } | undefined;
+
+/**
+ * Takes the machine's test namespaces for this run (counted: every {@link claimNamespaces} is
+ * matched by one {@link releaseNamespaces}); while another live run holds them, waits, saying so once.
+ * Once taken, every namespace and host veth of ours that another process left is removed: its owner
+ * is dead or it would hold the lock.
+ */
+export async function claimNamespaces(): Promise<void> {
+  if (claim) {
+    claim.users++;
+    await claim.file;
+    return;
+  }
+  const file = (async () => {
+    const f = await Deno.open(LOCK_PATH, { create: true, read: true, write: true });
+    if (!await f.tryLock(true)) {
+      console.error(`waiting for another test run's network namespaces (${LOCK_PATH} is locked)`);
+      await f.lock(true);
+    }
+    await removeLeftovers();
+    return f;
+  })();
+  claim = { file, users: 1 };
+  try {
+    await file;
+  } catch (err) {
+    claim = undefined;
+    throw err;
+  }
+}
+
+/** Gives back one {@link claimNamespaces}; the last one unlocks. */
+export async function releaseNamespaces(): Promise<void> {
+  if (!claim || --claim.users > 0) return;
+  const file = await claim.file;
+  claim = undefined;
+  file.close();
+}
+
+/** Removes the namespaces and host veth ends of ours that another process made. */
+async function removeLeftovers(): Promise<void> {
+  const list = (args: string[]) =>
+    new Deno.Command("ip", { args, stdout: "piped", stderr: "null" }).output().then((o) =>
+      new TextDecoder().decode(o.stdout).split("\n").map((l) => l.split(/[\s@]/)[0]).filter(Boolean)
+    );
+  const mine = (m: RegExpMatchArray | null, pid: number) => m && Number(m[1]) === pid;
+  for (const name of await list(["netns", "list"])) {
+    const m = name.match(OURS);
+    if (m && !mine(m, Deno.pid)) await sh(`ip netns del ${name}`, true);
+  }
+  for (const name of await list(["-br", "link"])) {
+    const m = name.match(OUR_VETH);
+    if (m && !mine(m, Deno.pid % 10000)) await sh(`ip link del ${name}`, true);
+  }
+}
+
 /** One namespace with its veth and apiserver relay. */
 export class NodeNamespace {
   readonly name: string;
   readonly #veth: string;
   #relay?: Deno.TcpListener;
+  #removed = false;
 
   private constructor(
     readonly net: string,
@@ -57,6 +125,7 @@ export class NodeNamespace {
   ): Promise<NodeNamespace> {
     if (Deno.uid() !== 0) throw new Error("root is needed for network namespaces");
     const ns = new NodeNamespace(net, index, tag, `${dir}/kubeconfig`);
+    await claimNamespaces();
     try {
       await ns.#create(cluster);
       return ns;
@@ -115,5 +184,9 @@ export class NodeNamespace {
     } catch { /* closed */ }
     await sh(`ip netns del ${this.name}`, true);
     await sh(`ip link del ${this.#veth}h`, true);
+    if (!this.#removed) {
+      this.#removed = true;
+      await releaseNamespaces();
+    }
   }
 }
