@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Node, NodeAddress } from "kubernetes-types/core/v1.d.ts";
+import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import {
@@ -27,7 +27,7 @@ import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import type { Instances } from "../../providers/provider.ts";
 import { syncedLabelsPatch } from "./synced_labels.ts";
 import { sameTaints, syncedTaintsPatch } from "./synced_taints.ts";
-import { sharedAddresses } from "./shared_addresses.ts";
+import { NodeWarnings } from "./node_warnings.ts";
 import { NodeIndex } from "./node_index.ts";
 import { warningsOf } from "../../providers/errors.ts";
 import { sleepOn } from "../../lib/clock.ts";
@@ -59,13 +59,10 @@ class NodeController implements Controller {
   readonly #recorder;
   readonly #log = logger("node");
   readonly #initDelay;
-  /**
-   * Provider IDs this controller just wrote, until the informer shows them: the next Node's sync may
-   * start before the watch brings the last one's update, and must still see it.
-   */
-  readonly #written = new Map<string, string>();
   /** Every Node by provider ID and address, for the duplicate checks at initialization. */
   readonly #index = new NodeIndex();
+  /** The Warnings this controller says on Nodes (node_warnings.ts). */
+  readonly #warnings: NodeWarnings;
 
   constructor(ctx: ControllerContext<NodeFlags>, instances: Instances) {
     this.#ctx = ctx;
@@ -77,6 +74,7 @@ class NodeController implements Controller {
       metrics: ctx.metrics,
     });
     this.#recorder = ctx.recorder(NODE_COMPONENT);
+    this.#warnings = new NodeWarnings(this.#recorder, ctx.informers.for(NODES), this.#index);
     this.#initDelay = ctx.metrics.histogram(
       "node_controller_initial_node_sync_delay_seconds",
       "Time from Node creation to its initialization by the cloud node controller.",
@@ -139,11 +137,11 @@ class NodeController implements Controller {
     } catch (err) {
       // Cancelled, not failed: no event; a TerminalError is reported by the worker loop (onTerminal).
       if (signal.aborted || rootCause(err) instanceof TerminalError) throw err;
-      this.#warn(node, [...warningsOf(err)]);
+      this.#warnings.say(node, [...warningsOf(err)]);
       throw err;
     }
-    this.#warn(node, meta?.warnings ?? []);
-    if (meta) this.#warnDuplicates(node, meta.providerID);
+    this.#warnings.say(node, meta?.warnings ?? []);
+    if (meta) this.#warnings.duplicates(node, meta.providerID);
     if (!meta) {
       const ips = node.metadata?.annotations?.[PROVIDED_NODE_IP];
       const message = node.spec?.providerID
@@ -181,15 +179,15 @@ class NodeController implements Controller {
       current = await this.#ctx.client.patch(NODES, name, "merge", { status: { addresses } }, {
         subresource: "status",
       });
-      this.#warnShared(node, addresses);
+      this.#warnings.shared(node, addresses);
     }
     const synced = syncedLabelsPatch(current, meta.syncedLabels);
-    this.#warnConflicts(node, synced?.conflicts);
+    this.#warnings.conflicts(node, synced?.conflicts);
     // The provider's taints land in the same write that lifts the uninitialized taint: no pod is
     // scheduled onto the Node before they are there.
     const base = withoutTaint(current, UNINITIALIZED_TAINT);
     const tainted = syncedTaintsPatch(current, meta.syncedTaints, base);
-    this.#warnConflicts(node, tainted?.conflicts, "taint");
+    this.#warnings.conflicts(node, tainted?.conflicts, "taint");
     const annotations = { ...synced?.annotations, ...tainted?.annotations };
     try {
       await this.#ctx.client.patch(NODES, name, "merge", {
@@ -208,7 +206,7 @@ class NodeController implements Controller {
       if (err instanceof KubeApiError && err.isNotFound) return;
       throw err;
     }
-    this.#written.set(name, current.spec?.providerID || meta.providerID);
+    this.#warnings.written(name, current.spec?.providerID || meta.providerID);
     const created = Date.parse(node.metadata?.creationTimestamp ?? "");
     if (created) this.#initDelay.observe({}, (Date.now() - created) / 1000);
     this.#recorder.event(NODES, node, "Normal", "Synced", "Node synced successfully");
@@ -216,65 +214,6 @@ class NodeController implements Controller {
       name,
       providerID: node.spec?.providerID || meta.providerID,
     });
-  }
-
-  /** Several Nodes matched to one server all get its addresses: say so on each (it is not fixed here). */
-  #warnDuplicates(node: Node, providerID: string): void {
-    const informer = this.#ctx.informers.for(NODES);
-    // Forget what the informer now shows (or what is gone): these are the writes still in flight.
-    for (const name of this.#written.keys()) {
-      const seen = informer.get(name);
-      if (!seen || seen.spec?.providerID) this.#written.delete(name);
-    }
-    const self = node.metadata?.name;
-    const otherNames = new Set(this.#index.withProviderID(providerID));
-    for (const [name, written] of this.#written) if (written === providerID) otherNames.add(name);
-    otherNames.delete(self!);
-    const others = [...otherNames].map((name) => informer.get(name)).filter((n): n is Node => !!n);
-    if (others.length === 0) return;
-    const names = [node, ...others].map((n) => n.metadata?.name).sort().join(", ");
-    for (const n of [node, ...others]) {
-      this.#recorder.event(
-        NODES,
-        n,
-        "Warning",
-        "DuplicateProviderID",
-        `Nodes ${names} all match server ${providerID}: they share its addresses and lifecycle; ` +
-          "rename or remove the extra Nodes",
-      );
-    }
-  }
-
-  #warnConflicts(node: Node, keys: string[] | undefined, what: "label" | "taint" = "label"): void {
-    if (!keys?.length) return;
-    this.#recorder.event(
-      NODES,
-      node,
-      "Warning",
-      what === "label" ? "SyncedLabelConflict" : "SyncedTaintConflict",
-      `${what}s ${
-        keys.join(", ")
-      } were not written by the CCM: left as they are instead of the cloud's values`,
-    );
-  }
-
-  /** A Warning for each address (just written to `node`) that another Node has too. */
-  #warnShared(node: Node, addresses: NodeAddress[]): void {
-    const name = node.metadata!.name!;
-    for (const s of sharedAddresses(name, addresses, this.#index)) {
-      this.#recorder.event(
-        NODES,
-        node,
-        "Warning",
-        "DuplicateNodeAddress",
-        `${s.type} ${s.address} is also an address of ${s.nodes.join(", ")}: traffic and pod routes meant ` +
-          "for one Node can reach the other (an address override copied, or a typo?)",
-      );
-    }
-  }
-
-  #warn(node: Node, warnings: { reason: string; message: string }[]): void {
-    for (const w of warnings) this.#recorder.event(NODES, node, "Warning", w.reason, w.message);
   }
 
   /** Every period: fresh addresses for all initialized Nodes, resolved together (one server list). */
@@ -291,7 +230,7 @@ class NodeController implements Controller {
       );
       for (const [i, result] of results.entries()) {
         const node = nodes[i];
-        this.#warn(
+        this.#warnings.say(
           node,
           result.status === "rejected" ? [...warningsOf(result.reason)] : result.value?.warnings ?? [],
         );
@@ -303,10 +242,10 @@ class NodeController implements Controller {
               subresource: "status",
             });
             this.#log.info("updated addresses of node {name}", { name: node.metadata!.name });
-            this.#warnShared(node, addresses);
+            this.#warnings.shared(node, addresses);
           }
           const synced = syncedLabelsPatch(node, result.value.syncedLabels);
-          this.#warnConflicts(node, synced?.conflicts);
+          this.#warnings.conflicts(node, synced?.conflicts);
           if (synced && (Object.keys(synced.labels).length || Object.keys(synced.annotations).length)) {
             await this.#ctx.client.patch(NODES, node.metadata!.name!, "merge", {
               metadata: { labels: synced.labels, annotations: synced.annotations },
@@ -314,7 +253,7 @@ class NodeController implements Controller {
             this.#log.info("updated synced labels of node {name}", { name: node.metadata!.name });
           }
           const tainted = syncedTaintsPatch(node, result.value.syncedTaints);
-          this.#warnConflicts(node, tainted?.conflicts, "taint");
+          this.#warnings.conflicts(node, tainted?.conflicts, "taint");
           if (tainted && (Object.keys(tainted.annotations).length || !sameTaints(node, tainted.taints))) {
             // The whole list is written: the Node's version guards it against a taint added meanwhile.
             await this.#ctx.client.patch(NODES, node.metadata!.name!, "merge", {

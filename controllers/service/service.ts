@@ -7,8 +7,10 @@
  * Services are synced when their spec, annotations or deletion state change, not on resyncs, so an
  * unchanged cluster costs no cloud calls. Invalid input (a `TerminalError`) is reported as a
  * Warning event and retried only when the Service changes. What the controller knows of the node
- * set lives in one `NodeSetMemory` (service_nodes.ts); the balancers as a whole (orphans, missing
- * and drifted ones) are looked after by `LoadBalancerHousekeeping` (lb_housekeeping.ts).
+ * set lives in one `NodeSetMemory` (service_nodes.ts); what queues work is in service_triggers.ts, a
+ * node sync in service_node_sync.ts, a failed sync's report in service_failure.ts; the balancers as
+ * a whole (orphans, missing and drifted ones) are looked after by `LoadBalancerHousekeeping`
+ * (lb_housekeeping.ts).
  *
  * @module
  */
@@ -20,20 +22,22 @@ import { objectKey } from "../../kube/informer.ts";
 import { NODES, SERVICES } from "../../kube/resources.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import type { LoadBalancers } from "../../providers/provider.ts";
-import { leftNoBalancer, warningsOf } from "../../providers/errors.ts";
 import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
-import { eligibleNode, EXCLUDE_LABEL, nodeSet, NodeSetMemory, sameLabels } from "./service_nodes.ts";
+import { nodeSet, NodeSetMemory } from "./service_nodes.ts";
 import { heldMessage } from "./node_change_guard.ts";
-import { ChangeBudget, throttledMessage } from "./change_budget.ts";
+import { ChangeBudget } from "./change_budget.ts";
 import { type HousekeepingFlags, LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
 import { TlsSecretWatch } from "./service_secrets.ts";
 import { LB_FINALIZER } from "../../kube/well_known.ts";
-import { failedCondition, readyCondition, statusPatch } from "./service_status.ts";
+import { readyCondition, statusPatch } from "./service_status.ts";
+import { reportSyncFailure } from "./service_failure.ts";
 import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./service_writes.ts";
 import { ServiceWarnings } from "./service_warnings.ts";
 import { releaseBalancer, type ServiceDeletionParts } from "./service_deletion.ts";
+import { type TriggerParts, watchNodes, watchSecrets, watchServices } from "./service_triggers.ts";
+import { keepOption, type NodeSyncParts, type Selection, syncNodes } from "./service_node_sync.ts";
 
 /** The flags this controller reads, and nothing else of the command line. */
 export type ServiceFlags = Pick<
@@ -69,6 +73,8 @@ class ServiceController implements Controller {
   readonly #warnings: ServiceWarnings;
   /** What releasing a balancer works with (service_deletion.ts). */
   readonly #deletion: ServiceDeletionParts;
+  /** What a node sync works with (service_node_sync.ts). */
+  readonly #nodeSync: NodeSyncParts;
   readonly #log = logger("service");
   readonly #housekeeping: LoadBalancerHousekeeping;
   /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
@@ -113,6 +119,20 @@ class ServiceController implements Controller {
       clusterName: ctx.flags.clusterName,
       patchAnnotations: (svc, annotations) => this.#patchAnnotations(svc, annotations),
     };
+    this.#nodeSync = {
+      lbs,
+      nodeSets: this.#nodeSets,
+      services: () => ctx.informers.for(SERVICES).list(),
+      wants: (svc) => this.#wants(svc),
+      drainMs: () => this.#drainMs(),
+      selection: (key, svc, nodes, set) => this.#selection(key, svc, nodes, set),
+      scheduleDrainEnd: () => this.#scheduleDrainEnd(),
+      clusterName: ctx.flags.clusterName,
+      concurrency: ctx.flags.concurrentServiceSyncs,
+      recorder: this.#recorder,
+      warnings: this.#warnings,
+      retry: (key) => this.#queue.addRateLimited(key),
+    };
     // Labels count as a cost only where a balancer's node-selector reads them.
     this.#nodeSets.labelsMatter = () => {
       const nodeTargets = this.#lbs.nodeTargets;
@@ -133,68 +153,30 @@ class ServiceController implements Controller {
         this.#queue.add(objectKey(svc));
       },
     });
-    const enqueue = (svc: Service) => {
-      if (this.#wants(svc) || hasFinalizer(svc)) this.#queue.add(objectKey(svc));
-    };
-    // What a tenant changes is admitted from its namespace's budget (change_budget.ts); the informer's
-    // first list is the CCM's own start, not a tenant's change.
-    const changed = (svc: Service) => {
-      if (!this.#wants(svc) && !hasFinalizer(svc)) return;
-      if (!ctx.informers.for(SERVICES).hasSynced()) return enqueue(svc);
-      const key = objectKey(svc);
-      const admitted = this.#budget.admit(svc.metadata?.namespace ?? "default", key);
-      if (!admitted) return;
-      if (admitted.delayMs === 0) return this.#queue.add(key);
-      this.#queue.addAfter(key, admitted.delayMs);
-      if (admitted.warn) {
-        this.#recorder.event(
-          SERVICES,
-          svc,
-          "Warning",
-          "ServiceChangesThrottled",
-          throttledMessage(admitted.delayMs),
-        );
-      }
-    };
     if (lbs.tlsSecrets) {
-      const secrets = this.#secrets = new TlsSecretWatch(
+      this.#secrets = new TlsSecretWatch(
         ctx.informers,
         lbs.tlsSecrets,
         (problem) => ctx.conditions?.set("tls-secrets", problem),
       );
-      // A Secret that appears, changes or goes: the Services naming it are synced with its content.
-      secrets.onChange((namespace, name) => {
-        for (const svc of ctx.informers.for(SERVICES).list()) {
-          if (this.#wants(svc) && secrets.names(svc, namespace, name)) this.#queue.add(objectKey(svc));
-        }
-      });
     }
-    ctx.informers.for(SERVICES).addHandlers({
-      onAdd: changed,
-      onUpdate: (old, svc) => {
-        if (old !== svc && relevant(old, this.#stateKeys) !== relevant(svc, this.#stateKeys)) changed(svc);
+    const triggers: TriggerParts = {
+      informers: ctx.informers,
+      recorder: this.#recorder,
+      budget: this.#budget,
+      queue: this.#queue,
+      nodeSets: this.#nodeSets,
+      stateKeys: this.#stateKeys,
+      wants: (svc) => this.#wants(svc),
+      nodeSync: () => {
+        this.#nodeSets.nodesChanged();
+        this.#nodeQueue.addAfter(NODE_SYNC, this.#nodeSets.syncPaceMs());
       },
-      onDelete: (svc) => this.#nodeSets.forget(objectKey(svc)),
-    });
-    const nodeSync = () => {
-      this.#nodeSets.nodesChanged();
-      this.#nodeQueue.addAfter(NODE_SYNC, this.#nodeSets.syncPaceMs());
+      labelsSelect: lbs.nodeTargets !== undefined,
     };
-    ctx.informers.for(NODES).addHandlers({
-      onAdd: nodeSync,
-      onDelete: nodeSync,
-      onUpdate: (old, node) => {
-        // Any real change may alter what providers read (addresses, say); resyncs (old === node) do not.
-        if (old !== node) this.#nodeSets.nodesChanged();
-        if (
-          eligibleNode(old) !== eligibleNode(node) || old.spec?.providerID !== node.spec?.providerID ||
-          old.metadata?.labels?.[EXCLUDE_LABEL] !== node.metadata?.labels?.[EXCLUDE_LABEL]
-        ) nodeSync();
-        // A label may move the Node in or out of a balancer's node selector: only balancers whose
-        // targets change are updated (see #selection), so this costs no cloud call otherwise.
-        else if (this.#lbs.nodeTargets && !sameLabels(old, node)) nodeSync();
-      },
-    });
+    watchServices(triggers);
+    if (this.#secrets) watchSecrets(triggers, this.#secrets);
+    watchNodes(triggers);
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -224,7 +206,7 @@ class ServiceController implements Controller {
       ),
       runWorkers(
         this.#nodeQueue,
-        (_key, cancel) => withPriority("loadbalancer", () => this.#syncNodes(cancel)),
+        (_key, cancel) => withPriority("loadbalancer", () => syncNodes(this.#nodeSync, cancel)),
         { policy: reconcilePolicy, signal },
       ),
       this.#housekeeping.run(signal),
@@ -248,7 +230,7 @@ class ServiceController implements Controller {
    * What the Service's balancer targets, to compare with its last sync: the Nodes the provider says it
    * selects (a node selector, say; else the whole set), and those it keeps while they drain (`keep`).
    */
-  #selection(key: string, svc: Service, nodes: Node[], set: string): { target: string; keep: Set<string> } {
+  #selection(key: string, svc: Service, nodes: Node[], set: string): Selection {
     const names = this.#lbs.nodeTargets?.selected(svc, nodes);
     const keep = this.#nodeSets.keep(key, names, nodes, this.#drainMs());
     if (!names) return { target: set, keep };
@@ -299,23 +281,11 @@ class ServiceController implements Controller {
       }, signal);
     } catch (err) {
       if (signal.aborted) throw err; // cancelled, not failed: no event
-      this.#warnings.say(svc, [...warningsOf(err)]);
-      this.#recorder.event(
-        SERVICES,
+      await reportSyncFailure(
+        { client: this.#ctx.client, recorder: this.#recorder, warnings: this.#warnings, log: this.#log },
         svc,
-        "Warning",
-        "SyncLoadBalancerFailed",
-        `Error syncing load balancer: ${(err as Error).message}`,
+        err,
       );
-      const lost = leftNoBalancer(err) && this.#lostIngress(svc);
-      // The failure goes on the Service too; a write that fails here must not hide the sync's error.
-      await patchStatus(this.#ctx.client, svc, statusPatch(svc, failedCondition(err), lost ? [] : undefined))
-        .catch((e) =>
-          this.#log.warning("cannot write the status of {service}: {error}", {
-            service: key,
-            error: (e as Error).message,
-          })
-        );
       throw err; // a TerminalError waits for the Service to change (reconcilePolicy)
     }
     this.#warnings.say(svc, result.warnings);
@@ -340,90 +310,12 @@ class ServiceController implements Controller {
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 
-  /**
-   * After a sync that failed leaving the Service without a balancer of its own (the provider says so:
-   * none found and none made, or its name refused): whether it still advertises addresses, which the
-   * cloud may give to another balancer (security probe O4, N6); the caller clears them. No cloud call.
-   */
-  #lostIngress(svc: Service): boolean {
-    if (!(svc.status?.loadBalancer?.ingress ?? []).length) return false;
-    this.#log.warning("the load balancer of {service} is gone and was not made again; clearing its ingress", {
-      service: objectKey(svc),
-    });
-    return true;
-  }
-
   /** The Services whose last sync succeeded and that still want a balancer. */
   #syncedServices(): Service[] {
     return this.#ctx.informers.for(SERVICES).list().filter((svc) =>
       this.#nodeSets.syncedWith(objectKey(svc)) !== undefined && this.#wants(svc) &&
       !svc.metadata?.deletionTimestamp
     );
-  }
-
-  /** Updates the targets of every load balancer whose node set changed. */
-  async #syncNodes(signal: AbortSignal): Promise<void> {
-    const { nodes, set } = this.#nodeSets.targets(this.#drainMs());
-    const targets = new Map<string, { target: string; keep: Set<string> }>();
-    const stale = this.#ctx.informers.for(SERVICES).list().filter((svc) => {
-      const key = objectKey(svc);
-      const last = this.#nodeSets.syncedWith(key);
-      if (last === undefined || !this.#wants(svc) || svc.metadata?.deletionTimestamp) return false;
-      const selection = this.#selection(key, svc, nodes, set);
-      targets.set(key, selection);
-      return last !== selection.target;
-    });
-    // A draining Node leaves the balancers once their health checks have had time to fail it.
-    this.#scheduleDrainEnd();
-    // Shared work (server labels) follows the node set itself, whether or not a Service is stale:
-    // after a restart or a run of failed syncs none may be, and the labels must not lag.
-    // Only while some Service wants a load balancer: the first ensure labels the servers anyway.
-    const anyWanted = this.#ctx.informers.for(SERVICES).list().some((svc) => this.#wants(svc));
-    if (this.#lbs.nodeTargets && anyWanted && this.#nodeSets.needsSharedWork(set)) {
-      await this.#lbs.nodeTargets.sync(this.#ctx.flags.clusterName, nodes, signal);
-      this.#nodeSets.sharedWorkDone(set);
-    }
-    const limit = Math.max(1, this.#ctx.flags.concurrentServiceSyncs);
-    for (let i = 0; i < stale.length; i += limit) {
-      await Promise.all(
-        stale.slice(i, i + limit).map(async (svc) => {
-          const key = objectKey(svc);
-          try {
-            const selection = targets.get(key)!;
-            const result = await this.#lbs.updateLoadBalancer({
-              clusterName: this.#ctx.flags.clusterName,
-              service: svc,
-              nodes,
-              ...keepOption(selection.keep),
-            }, signal);
-            this.#warnings.say(svc, result?.warnings);
-            this.#nodeSets.synced(key, selection.target);
-            // Events only for work done: a label-selector balancer or a missing one was not updated.
-            if (result && result.updated === false) return;
-            this.#recorder.event(
-              SERVICES,
-              svc,
-              "Normal",
-              "UpdatedLoadBalancer",
-              "Updated load balancer with new hosts",
-            );
-          } catch (err) {
-            if (signal.aborted) return; // cancelled, not failed
-            const names = nodes.slice(0, 20).map((n) => n.metadata?.name).join(", ");
-            this.#recorder.event(
-              SERVICES,
-              svc,
-              "Warning",
-              "UpdateLoadBalancerFailed",
-              `Error updating load balancer with new hosts ${names} [node names limited, total number of nodes: ${nodes.length}], error: ${
-                (err as Error).message
-              }`,
-            );
-            this.#queue.addRateLimited(key);
-          }
-        }),
-      );
-    }
   }
 
   /**
@@ -442,22 +334,6 @@ class ServiceController implements Controller {
     for (const key of Object.keys(annotations)) this.#stateKeys.add(key);
     await patchAnnotations(this.#ctx.client, svc, annotations);
   }
-}
-
-/** The Nodes a balancer keeps while they drain, for the provider (nothing when none). */
-function keepOption(keep: Set<string>): { keep?: ReadonlySet<string> } {
-  return keep.size ? { keep } : {};
-}
-
-/** What makes a Service worth a sync: spec, annotations, deletion, identity. */
-function relevant(svc: Service, stateKeys: Set<string>): string {
-  const annotations = Object.entries(svc.metadata?.annotations ?? {}).filter(([k]) => !stateKeys.has(k));
-  return JSON.stringify([
-    svc.spec,
-    annotations,
-    svc.metadata?.deletionTimestamp,
-    svc.metadata?.uid,
-  ]);
 }
 
 export { LB_FINALIZER };
