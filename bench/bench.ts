@@ -6,7 +6,7 @@
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
  *                   [--steady-skip 5000:list] [--steady-burst 1000]   (Nodes joining after each window)
  *                   [--latency-ms 50] [--action-ms 1000] [--robot-minutes 10] [--only burst_join,churn]
- *                   [--runs 3]   (burst_join, lb_rollout and churn: the median run, min and load averages)
+ *                   [--runs 3]   (the median run, min and load averages; steady_state: each pair's runs)
  *
  * `BENCH_STEADY_AUDIT=<dir>` keeps every cloud request of each steady-state run (see steady_state.ts).
  *
@@ -76,6 +76,7 @@ if (only.has("steady_state")) {
     minutes: Number(values["steady-minutes"]),
     skip: values["steady-skip"]!.split(",").filter(Boolean),
     burst: Number(values["steady-burst"]),
+    runs: RUNS,
     latencyMs: LATENCY,
     actionMs: ACTION,
   });

@@ -201,6 +201,13 @@ function faultsSummary(r: ScenarioResult | undefined): string[] {
   ];
 }
 
+/** A figure of the median run, with every run's value when there were several ("31 (30, 31, 33)"). */
+function spreadCell(x: Record<string, unknown>, field: string): string {
+  const all = x[`${field}_runs`];
+  const value = String(x[field] ?? "-");
+  return Array.isArray(all) && all.length > 1 ? `${value} (${all.join(", ")})` : value;
+}
+
 /** The steady state against N for both server refresh designs. */
 function steadyMatrix(r: ScenarioResult | undefined): string[] {
   const runs = r?.matrix as Record<string, number | string | undefined>[] | undefined;
@@ -215,16 +222,17 @@ function steadyMatrix(r: ScenarioResult | undefined): string[] {
     "saw none; measured is the window alone. Drift repair (a paginated list of this cluster's balancers every " +
     "10 minutes, included in both) is shown on its own.",
     "",
-    "| nodes | refresh | requests/hour | measured | full list pages | drift repair requests/hour | peak RSS MB | RssAnon MB | RssFile MB |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ...runs.map((x) =>
-      x.setup_failed
-        ? `| ${x.nodes} | ${x.refresh} | never reached steady state | - | - | - | ${x.rss_mb_peak} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} |`
-        : `| ${x.nodes} | ${x.refresh} | ${x.requests_per_hour} | ${x.requests_per_hour_measured} | ` +
-          `${x.full_list_pages} | ${
-            x.drift_repair_requests_per_hour ?? "-"
-          } | ${x.rss_mb_peak} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} |`
-    ),
+    "| nodes | refresh | requests/hour | measured | full list pages | drift repair requests/hour | peak RSS MB | RssAnon MB | RssFile MB | runs (load average at each start) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...runs.map((x) => {
+      const loads = Array.isArray(x.load_average) ? `${x.runs} (${x.load_average.join(", ")})` : "1";
+      const f = (field: string) => spreadCell(x, field);
+      return x.setup_failed
+        ? `| ${x.nodes} | ${x.refresh} | never reached steady state | - | - | - | ${x.rss_mb_peak} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} | ${loads} |`
+        : `| ${x.nodes} | ${x.refresh} | ${f("requests_per_hour")} | ${f("requests_per_hour_measured")} | ` +
+          `${x.full_list_pages} | ${x.drift_repair_requests_per_hour ?? "-"} | ${f("rss_mb_peak")} | ` +
+          `${f("rss_anon_mb_peak")} | ${x.rss_file_mb} | ${loads} |`;
+    }),
     "",
     ...((r?.skipped as string[] | undefined)?.length
       ? [`Not run this time (\`--steady-skip\`): ${(r!.skipped as string[]).join(", ")}.`, ""]

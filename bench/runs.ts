@@ -23,13 +23,15 @@ export function median(values: number[]): number {
 }
 
 /**
- * Runs `scenario` `runs` times; returns the median run's result (by `seconds_total`, else CPU) with
- * `runs`, `seconds_total_min`, `cpu_seconds_min`, `rss_mb_peak_min` and each run's starting
- * `load_average` added.
+ * Runs `scenario` `runs` times; returns the median run's result (by `key`: `seconds_total`, else CPU)
+ * with `runs`, `seconds_total_min`, `cpu_seconds_min`, `rss_mb_peak_min` and each run's starting
+ * `load_average` added; for each field named in `spread`, every run's value as `<field>_runs` and the
+ * least as `<field>_min`.
  */
 export async function repeated(
   runs: number,
   scenario: () => Promise<ScenarioResult>,
+  options: { key?: (r: ScenarioResult) => number; spread?: string[] } = {},
 ): Promise<ScenarioResult> {
   const results: ScenarioResult[] = [];
   const loads: number[] = [];
@@ -37,15 +39,21 @@ export async function repeated(
     loads.push(loadAverage());
     results.push(await scenario());
   }
-  const key = (r: ScenarioResult) => r.seconds_total ?? r.cpu_seconds ?? 0;
+  const key = options.key ?? ((r: ScenarioResult) => r.seconds_total ?? r.cpu_seconds ?? 0);
   const middle = median(results.map(key));
   const chosen = results.find((r) => key(r) === middle)!;
   const min = (pick: (r: ScenarioResult) => number | undefined) => {
     const values = results.map(pick).filter((v): v is number => typeof v === "number");
     return values.length ? Math.min(...values) : undefined;
   };
+  const spread: Record<string, unknown> = {};
+  for (const field of options.spread ?? []) {
+    spread[`${field}_runs`] = results.map((r) => r[field]);
+    spread[`${field}_min`] = min((r) => r[field] as number | undefined);
+  }
   return {
     ...chosen,
+    ...spread,
     runs: results.length,
     seconds_total_min: min((r) => r.seconds_total),
     cpu_seconds_min: min((r) => r.cpu_seconds),

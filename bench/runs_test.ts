@@ -28,3 +28,22 @@ Deno.test("bench runs: the median run's figures, the minimum beside them, a load
   ]);
   assertEquals([result.runs, (result.load_average as number[]).length], [3, 3]);
 });
+
+Deno.test("bench runs: a scenario's own key picks the median run; spread fields keep every run's value", async () => {
+  const perHour = [33, 30, 31];
+  let i = 0;
+  const result = await repeated(3, () => {
+    const n = perHour[i];
+    return Promise.resolve({
+      requests: 0,
+      rate_limited_responses: 0,
+      requests_per_hour: n,
+      rss_mb_peak: 90 + i++,
+    });
+  }, { key: (r) => r.requests_per_hour ?? 0, spread: ["requests_per_hour", "rss_mb_peak"] });
+  assertEquals(result.requests_per_hour, 31, "the median by requests/hour");
+  assertEquals(result.rss_mb_peak, 92, "the chosen run's own figures");
+  assertEquals(result.requests_per_hour_runs, [33, 30, 31]);
+  assertEquals([result.requests_per_hour_min, result.rss_mb_peak_min], [30, 90]);
+  assertEquals(result.rss_mb_peak_runs, [90, 91, 92]);
+});

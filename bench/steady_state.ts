@@ -25,6 +25,7 @@ import {
 } from "./bench_util.ts";
 import { benchEnvironment } from "./environment.ts";
 import { windowCounts } from "./window_counts.ts";
+import { repeated } from "./runs.ts";
 
 /** `HCLOUD_SERVER_REFRESH`. */
 export type RefreshMode = "actions" | "list";
@@ -54,6 +55,9 @@ export interface SteadyRun extends ScenarioResult {
 /** `HCLOUD_SERVER_FULL_LIST_PERIOD`'s default without server labels copied to Nodes (this scenario). */
 const FULL_LIST_PERIOD_H = 24;
 
+/** The figures of a pair reported for every run, not only the median one's. */
+const SPREAD = ["requests_per_hour", "requests_per_hour_measured", "rss_mb_peak", "rss_anon_mb_peak"];
+
 /** Runs every (nodes, refresh) pair; both designs of one N at once. */
 export async function steadyStateMatrix(options: {
   nodes: number[];
@@ -65,6 +69,8 @@ export async function steadyStateMatrix(options: {
   skip?: string[];
   /** Nodes joining at once after each window (0: none). */
   burst?: number;
+  /** Runs of each pair: the median run by requests/hour, each run's figures beside it. */
+  runs?: number;
 }): Promise<SteadyRun[]> {
   const runs: SteadyRun[] = [];
   for (const nodes of options.nodes) {
@@ -73,13 +79,18 @@ export async function steadyStateMatrix(options: {
     runs.push(
       ...await Promise.all(
         refresh.map((r) =>
-          steadyRun({
-            ...options,
-            nodes,
-            refresh: r,
-            measureIpChange: r === "actions" && nodes === 1000,
-            burst: options.burst ?? 0,
-          })
+          repeated(
+            options.runs ?? 1,
+            () =>
+              steadyRun({
+                ...options,
+                nodes,
+                refresh: r,
+                measureIpChange: r === "actions" && nodes === 1000,
+                burst: options.burst ?? 0,
+              }),
+            { key: (x) => x.requests_per_hour ?? 0, spread: SPREAD },
+          ) as Promise<SteadyRun>
         ),
       ),
     );

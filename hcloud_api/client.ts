@@ -28,6 +28,9 @@ export type Schemas = components["schemas"];
  */
 export const STREAMED = { parseAs: "stream", headers: { [STREAM_HEADER]: "1" } } as const;
 
+/** Pages of one list read at once once its last page is known (four requests in flight at most). */
+export const PARALLEL_PAGES = 4;
+
 /** The most pages one list is read to (20 000 items at 50 a page): beyond, the answer is not believed. */
 export const MAX_PAGES = 400;
 
@@ -204,37 +207,71 @@ export class HcloudClient {
     });
   }
 
-  /** The paging both lists share: `read` adds one page's items and says how many and its `meta`. */
+  /**
+   * The paging both lists share: `read` adds one page's items and says how many and its `meta`.
+   * Once the first page has announced the last one, the rest are read {@link PARALLEL_PAGES} at a time
+   * (the same requests, sooner: a 200-page list waited on each page in turn) and taken in order, each
+   * still checked to name the next page; a page that ends the list early ends it there.
+   */
   async #paginate<R>(
     what: string,
     read: (page: number, items: R[]) => Promise<{ count: number; meta: unknown }>,
   ): Promise<R[]> {
     const items: R[] = [];
-    let lastPage = MAX_PAGES;
-    for (let page = 1;; page++) {
-      const { count, meta } = await read(page, items);
-      const pagination =
-        (meta as { pagination?: { next_page?: number | null; last_page?: number | null } } | undefined)
-          ?.pagination;
-      const next = pagination?.next_page;
-      if (page === 1 && Number.isSafeInteger(pagination?.last_page) && pagination!.last_page! > 0) {
-        lastPage = Math.min(lastPage, pagination!.last_page!);
-      }
-      if (!next || count === 0) return items;
-      if (next !== page + 1) {
-        throw new CloudApiError(`${what}: page ${page} names page ${next} as the next one; stopped`, {
-          status: 200,
-          code: "invalid_response",
-        });
-      }
-      if (next > lastPage) {
-        throw new CloudApiError(
-          `${what}: more pages than ${
-            lastPage === MAX_PAGES ? `the ${MAX_PAGES} this CCM reads` : "announced"
-          }; stopped`,
-          { status: 200, code: "invalid_response" },
-        );
+    const first = await read(1, items);
+    const announced = pagination(first.meta)?.last_page;
+    if (!Number.isSafeInteger(announced) || announced! <= 0) {
+      // No last page said: one page after the other, as long as each names the next.
+      let last = first;
+      for (let page = 1;; page++) {
+        if (!this.#continues(what, page, last, MAX_PAGES)) return items;
+        last = await read(page + 1, items);
       }
     }
+    const lastPage = Math.min(MAX_PAGES, announced!);
+    if (!this.#continues(what, 1, first, lastPage)) return items;
+    const pages = new Map<number, Promise<{ items: R[]; count: number; meta: unknown }>>();
+    const start = (page: number) => {
+      if (page > lastPage || pages.has(page)) return;
+      const own: R[] = [];
+      const reading = read(page, own).then((r) => ({ ...r, items: own }));
+      reading.catch(() => {}); // a page read ahead and not needed must not fail unobserved
+      pages.set(page, reading);
+    };
+    for (let page = 2; page < 2 + PARALLEL_PAGES; page++) start(page);
+    for (let page = 2;; page++) {
+      const result = await pages.get(page)!;
+      pages.delete(page);
+      items.push(...result.items);
+      if (!this.#continues(what, page, result, lastPage)) return items;
+      start(page + PARALLEL_PAGES);
+    }
   }
+
+  /** Whether the list goes on after `page` (it names page + 1 within `lastPage`); throws when it lies. */
+  #continues(what: string, page: number, read: { count: number; meta: unknown }, lastPage: number): boolean {
+    const next = pagination(read.meta)?.next_page;
+    if (!next || read.count === 0) return false;
+    if (next !== page + 1) {
+      throw new CloudApiError(`${what}: page ${page} names page ${next} as the next one; stopped`, {
+        status: 200,
+        code: "invalid_response",
+      });
+    }
+    if (next > lastPage) {
+      throw new CloudApiError(
+        `${what}: more pages than ${
+          lastPage === MAX_PAGES ? `the ${MAX_PAGES} this CCM reads` : "announced"
+        }; stopped`,
+        { status: 200, code: "invalid_response" },
+      );
+    }
+    return true;
+  }
+}
+
+/** A list page's `meta.pagination`, if it has one. */
+function pagination(meta: unknown): { next_page?: number | null; last_page?: number | null } | undefined {
+  return (meta as { pagination?: { next_page?: number | null; last_page?: number | null } } | undefined)
+    ?.pagination;
 }

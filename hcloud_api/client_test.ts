@@ -1,5 +1,5 @@
 import { assertEquals, assertMatch, assertRejects } from "../testing/assert.ts";
-import { HcloudClient, MAX_PAGES } from "./client.ts";
+import { HcloudClient, MAX_PAGES, PARALLEL_PAGES } from "./client.ts";
 import { CloudApiError } from "./errors.ts";
 import { MAX_RESPONSE_BYTES } from "./bounded_answer.ts";
 
@@ -53,6 +53,53 @@ Deno.test("hcloud client: a list must advance and end (probe N10)", async () => 
     /page 1 names page 1 as the next one/,
   );
   assertEquals(stuck.requests(), 1);
+});
+
+Deno.test("hcloud client: pages after the first are read a few at a time, their items kept in order", async () => {
+  let inFlight = 0;
+  let most = 0;
+  let end = 12;
+  const asked: number[] = [];
+  const client = new HcloudClient({
+    endpoint: "http://127.0.0.1:1/v1",
+    token: "t",
+    maxRetries: 0,
+    fetch: async (req) => {
+      const n = Number(new URL(req.url).searchParams.get("page"));
+      asked.push(n);
+      most = Math.max(most, ++inFlight);
+      // Later pages answer sooner: the order of the answers is not the order of the list.
+      await new Promise((r) => setTimeout(r, (13 - n) * 3));
+      inFlight--;
+      // A list that shrank while read: page `end` is its last now, the pages after it fail.
+      if (n > end) {
+        return Response.json({ error: { code: "server_error", message: "gone" } }, { status: 500 });
+      }
+      return Response.json({
+        servers: [{ id: n * 10 }, { id: n * 10 + 1 }],
+        meta: { pagination: { page: n, next_page: n < end ? n + 1 : null, last_page: 12 } },
+      });
+    },
+  });
+  const list = () =>
+    client.listAll<{ id: number }, number>(
+      "list servers",
+      "servers",
+      (page) => client.api.GET("/servers", { params: { query: { page, per_page: 2 } } }),
+      (s) => s.id,
+    );
+  const upTo = (n: number) => Array.from({ length: n }, (_, i) => [(i + 1) * 10, (i + 1) * 10 + 1]).flat();
+  assertEquals(await list(), upTo(12));
+  assertEquals(
+    asked.toSorted((a, b) => a - b),
+    Array.from({ length: 12 }, (_, i) => i + 1),
+    "each page once",
+  );
+  assertEquals(most, PARALLEL_PAGES, "never more pages at once than that");
+  end = 5;
+  asked.length = 0;
+  assertEquals(await list(), upTo(5), "the list ends where a page says so; pages read ahead are dropped");
+  assertEquals(Math.max(...asked), 5 + PARALLEL_PAGES - 1, "read ahead no further than the window");
 });
 
 Deno.test("hcloud client: an answer larger than the bound is refused before it is held (probe N10)", async () => {

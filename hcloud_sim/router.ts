@@ -47,6 +47,7 @@ export function listResponse<T extends { id: number; name?: string; labels?: Rec
   key: string,
   sortFields = ["id", "name", "created"],
   extraFilter?: (item: T) => boolean,
+  render?: (item: T) => unknown,
 ): Reply {
   const name = req.query.get("name");
   const selectorText = req.query.get("label_selector");
@@ -61,10 +62,11 @@ export function listResponse<T extends { id: number; name?: string; labels?: Rec
     (!extraFilter || extraFilter(item))
   );
   return paginate(
-    sortItems(filtered as unknown as Record<string, unknown>[], req, sortFields),
+    sortItems(filtered as unknown as Record<string, unknown>[], req, sortFields) as unknown as T[],
     req,
     ctx.baseUrl,
     key,
+    render as ((item: T) => unknown) | undefined,
   );
 }
 

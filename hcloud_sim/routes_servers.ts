@@ -58,14 +58,15 @@ export function serverRoutes(): SimRoute[] {
       for (const s of statuses) {
         if (!STATUSES.includes(s)) throw faults.invalid({ status: [`invalid status "${s}"`] });
       }
-      const servers = [...ctx.world.servers.values()].map((s) => renderServer(ctx.world, s));
+      // Filtered and sorted as stored (rendering adds no field they read); only the page is rendered.
       return listResponse(
-        servers,
+        [...ctx.world.servers.values()],
         req,
         ctx,
         "servers",
         undefined,
         (s) => statuses.length === 0 || statuses.includes(s.status),
+        (s) => renderServer(ctx.world, s),
       );
     }),
     route("POST", "/servers", (req, _p, { world }) => {
