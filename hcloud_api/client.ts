@@ -211,7 +211,8 @@ export class HcloudClient {
    * The paging both lists share: `read` adds one page's items and says how many and its `meta`.
    * Once the first page has announced the last one, the rest are read {@link PARALLEL_PAGES} at a time
    * (the same requests, sooner: a 200-page list waited on each page in turn) and taken in order, each
-   * still checked to name the next page; a page that ends the list early ends it there.
+   * still checked to name the next page; a page that ends the list early ends it there (the at most
+   * three pages read ahead of it are requests spent for nothing: a list shrinking while it is read).
    */
   async #paginate<R>(
     what: string,
