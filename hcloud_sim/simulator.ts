@@ -180,7 +180,9 @@ export class Simulator {
     headers.set("RateLimit-Remaining", String(rate.remaining));
     headers.set("RateLimit-Reset", String(rate.reset));
     let reply: Reply;
-    let routeName = `${request.method} ${path}`;
+    const match = this.#match(this.#routes, request.method, path);
+    // The audit names the route whatever the answer: a request refused (401, 429) is counted by endpoint too.
+    let routeName = match ? `${request.method} ${match.route.pattern}` : `${request.method} ${path}`;
     try {
       if (!this.tokens.has(token)) throw faults.unauthorized();
       if (!rate.allowed || this.faults.rateLimitBurst > 0) {
@@ -188,7 +190,6 @@ export class Simulator {
         else this.budgetExceeded++;
         throw faults.code(429, "rate_limit_exceeded", "limit of requests per hour reached");
       }
-      const match = this.#match(this.#routes, request.method, path);
       if (!match) {
         // IDs are numbers: `/servers/1/actions/rebuild` is an endpoint we do not simulate (404, as the
         // real API answers an unknown route), not `GET /servers/{id}/actions/{action_id}` (405).
@@ -200,7 +201,6 @@ export class Simulator {
           ? faults.code(405, "method_not_allowed", "method not allowed")
           : faults.notFound("endpoint");
       }
-      routeName = `${request.method} ${match.route.pattern}`;
       const injected = this.#injected(routeName, entry);
       if (injected) return injected(headers);
       const body = await readJson(request);

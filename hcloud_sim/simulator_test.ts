@@ -61,6 +61,13 @@ Deno.test("simulator: rate limit answers 429 when the bucket is empty", async ()
     assertEquals(res.body.error.code, "rate_limit_exceeded");
     assertEquals(res.headers.get("ratelimit-remaining"), "0");
     assertEquals(t.sim.rateLimited, 3);
+    // Refused requests are audited by route, as answered ones are: `PUT /servers/{id}`, not its number.
+    await t.api("PUT", "/servers/31458", { labels: {} });
+    await t.api("PUT", "/servers/31459", { labels: {} }, "wrong");
+    assertEquals(t.sim.audit.slice(-2).map((e) => [e.route, e.status]), [
+      ["PUT /servers/{id}", 429],
+      ["PUT /servers/{id}", 401],
+    ]);
   } finally {
     await t.finish();
   }
