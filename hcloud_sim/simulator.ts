@@ -182,7 +182,7 @@ export class Simulator {
     let reply: Reply;
     const match = this.#match(this.#routes, request.method, path);
     // The audit names the route whatever the answer: a request refused (401, 429) is counted by endpoint too.
-    let routeName = match ? `${request.method} ${match.route.pattern}` : `${request.method} ${path}`;
+    const routeName = match ? `${request.method} ${match.route.pattern}` : `${request.method} ${path}`;
     try {
       if (!this.tokens.has(token)) throw faults.unauthorized();
       if (!rate.allowed || this.faults.rateLimitBurst > 0) {
