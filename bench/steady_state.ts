@@ -16,9 +16,9 @@ import { NODES } from "../kube/resources.ts";
 import type { BurstResult, ScenarioResult } from "./report.ts";
 import {
   createNodes,
-  createServices,
   ingressCount,
   initTimes,
+  joinAndRollOut,
   kubeletHeartbeats,
   quantile,
   waitFor,
@@ -124,10 +124,7 @@ async function steadyRun(o: {
   const names = Array.from({ length: o.nodes }, (_, i) => `node-${i}`);
   const setupStart = Date.now();
   try {
-    await createNodes(env.client, o.nodes, 0);
-    await initTimes(env.client, new Set(names), Date.now(), 1_800_000, []);
-    await createServices(env.client, 50);
-    await waitFor(async () => (await ingressCount(env.client)) === 50, 1_800_000, 1_000);
+    await joinAndRollOut(env.client, o.nodes, 50);
   } catch (err) {
     // A design that cannot reach steady state within the API budget is a result, not a crash.
     const initialized = (await env.client.list(NODES)).items.filter((n) => !!n.spec?.providerID).length;
