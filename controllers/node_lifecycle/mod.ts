@@ -1,6 +1,7 @@
 /**
  * The cloud node lifecycle controller's room: NotReady Nodes whose machine is gone are deleted, those
- * whose machine is off are tainted (node_lifecycle.ts).
+ * whose machine is off are tainted (node_lifecycle.ts); many gone at once are believed only when the
+ * cloud answers plausibly (deletion_breaker.ts).
  *
  * @module
  */

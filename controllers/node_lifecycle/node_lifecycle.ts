@@ -21,19 +21,13 @@ import { sleepOn } from "../../lib/clock.ts";
 import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { CONFIRM_DELETION } from "../../kube/well_known.ts";
+import { DeletionBreaker } from "./deletion_breaker.ts";
 
 /** The flags this controller reads, and nothing else of the command line. */
 export type LifecycleFlags = Pick<Flags, "nodeDeletionMaxPercent" | "nodeMonitorPeriod">;
 
 /** The component name on events. */
 export const LIFECYCLE_COMPONENT = "cloud-node-lifecycle-controller";
-
-/** How many Ready Nodes are asked whether the cloud still shows them. */
-const CORROBORATING_NODES = 3;
-/** How long a cloud that hid the healthy Nodes' servers stays disbelieved before it is asked again. */
-const CORROBORATION_RETRY_MS = 60_000;
-/** How soon a cloud that could not be asked (errors, an empty budget) is asked again. */
-const CORROBORATION_ERROR_RETRY_MS = 10_000;
 
 /** Builds the controller, or says why it cannot run. */
 export function nodeLifecycleController(
@@ -53,27 +47,15 @@ class NodeLifecycleController implements Controller {
   readonly #instances: Instances;
   readonly #recorder;
   readonly #log = logger("node-lifecycle");
-  readonly #heldGauge;
-  /** The Nodes (UIDs) whose deletion is held, as last reported. */
-  #heldKey = "";
-  /** The same Nodes, by name. */
-  #held = new Set<string>();
-  /** When the cloud last failed to show the healthy Nodes' servers (see `#cloudShowsHealthyNodes`). */
-  #disbelievedAt: number | undefined;
   /** Monitor passes started, counting from 1: an answer stands within its own pass only. */
   #pass = 0;
-  /** The pass in which the cloud last showed them (the pass's second question reuses the answer). */
-  #believedInPass: number | undefined;
+  readonly #breaker: DeletionBreaker;
 
   constructor(ctx: ControllerContext<LifecycleFlags>, instances: Instances) {
     this.#ctx = ctx;
     this.#instances = instances;
     this.#recorder = ctx.recorder(LIFECYCLE_COMPONENT);
-    this.#heldGauge = ctx.metrics.gauge(
-      "node_lifecycle_deletions_held",
-      "Nodes whose server is not found but whose deletion is held because too many vanished at once.",
-    );
-    this.#heldGauge.set({}, 0);
+    this.#breaker = new DeletionBreaker(ctx, instances, this.#recorder);
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -106,13 +88,13 @@ class NodeLifecycleController implements Controller {
     // again, and with no Ready Node to ask that is how it shows) or the cloud is believed again, all
     // are read afresh.
     const stillHeld = nodes.filter((n) =>
-      this.#held.has(n.metadata?.name ?? "") && !isReady(n) && !n.metadata?.deletionTimestamp &&
+      this.#breaker.holds(n.metadata?.name ?? "") && !isReady(n) && !n.metadata?.deletionTimestamp &&
       n.metadata?.annotations?.[CONFIRM_DELETION] !== "true"
     ).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
     const max = this.#ctx.flags.nodeDeletionMaxPercent;
     const manyHeld = max < 100 && stillHeld.length > 1 && stillHeld.length * 100 > max * nodes.length;
     const skip = stillHeld.length > 0 &&
-      !(await this.#cloudShowsHealthyNodes(nodes, manyHeld, pass, signal)) &&
+      !(await this.#breaker.cloudShowsHealthyNodes(nodes, manyHeld, pass, signal)) &&
       !(await this.#instances.instanceExists(stillHeld[0], signal).catch(() => false));
     const verdicts = await Promise.all(
       nodes.map(async (node) => ({
@@ -122,92 +104,37 @@ class NodeLifecycleController implements Controller {
     );
     // A pass cut short (SIGTERM, a lost lease) decides nothing.
     if (signal?.aborted) return;
+    await this.#askPresentAgain(verdicts, signal);
+    if (signal?.aborted) return;
     const gone = verdicts.filter((v) => v.gone).map((v) => v.node);
     const many = max < 100 && gone.length > 1 && gone.length * 100 > max * nodes.length;
-    const implausible = gone.length > 0 && !(await this.#cloudShowsHealthyNodes(nodes, many, pass, signal));
+    const implausible = gone.length > 0 &&
+      !(await this.#breaker.cloudShowsHealthyNodes(nodes, many, pass, signal));
     if (signal?.aborted) return;
     const held = implausible
       ? gone.filter((n) => n.metadata?.annotations?.[CONFIRM_DELETION] !== "true")
       : [];
-    this.#reportHeld(held, gone.length, nodes.length);
+    this.#breaker.report(held, gone.length, nodes.length);
     await Promise.all(gone.filter((n) => !held.includes(n)).map((n) => this.#delete(n)));
   }
 
   /**
-   * Whether the cloud still shows the servers of healthy Nodes. Many NotReady Nodes gone at once is
-   * believed when it is: Nodes that left one by one while this CCM was down or held back look like a
-   * mass vanishing, but a wrong token, another project or an empty answer hides the healthy Nodes'
-   * servers too. A few Ready Nodes are asked (one shared server list), at most once a minute while
-   * the answer is no; with no Ready Node there is nothing to corroborate: a few vanished Nodes are
-   * believed, `many` are not.
+   * When a pass found servers gone, the NotReady Nodes it found present are asked once more. One
+   * pass's answers can rest on data of different ages (a snapshot a moment before it expired, a list
+   * read during the pass): servers that vanished together would then show as a minority gone, which
+   * is believed and deleted before the rest show (CI: 2 of 4 vanished servers read from a snapshot
+   * taken just before). Asked after the gone ones were read, the present ones are answered from that
+   * data or newer. Costs nothing while no server is gone.
    */
-  async #cloudShowsHealthyNodes(
-    nodes: Node[],
-    many: boolean,
-    pass: number,
-    signal?: AbortSignal,
-  ): Promise<boolean> {
-    const now = this.#ctx.clock.now();
-    const healthy = nodes.filter((n) => !n.metadata?.deletionTimestamp && isReady(n) && n.spec?.providerID)
-      .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
-      .slice(0, CORROBORATING_NODES);
-    // Nothing to ask: decided by the count alone, whatever an earlier answer was.
-    if (healthy.length === 0) return !many;
-    if (this.#disbelievedAt !== undefined && now - this.#disbelievedAt < CORROBORATION_RETRY_MS) return false;
-    // An answer stands within its own pass only, so every pass that is about to delete asks afresh
-    // (probe P8: a 30 s old answer let a minority of NotReady Nodes be deleted on a cloud that had
-    // turned empty since; CI13: so did an answer less than one period old, from the pass before,
-    // when that pass read slowly and this one quickly). Many gone at once is always asked afresh.
-    if (!many && this.#believedInPass === pass) return true;
-    let shown = true;
-    let failed = false;
-    for (const node of healthy) {
-      try {
-        if (!(await this.#instances.instanceExists(node, signal))) shown = false;
-      } catch {
-        // No answer is no corroboration: nothing is deleted, and the question is asked again soon
-        // (a 5xx or a 429 under load is not a cloud hiding servers, worth a minute's hold).
-        shown = false;
-        failed = true;
-      }
-      if (!shown) break;
-    }
-    this.#disbelievedAt = shown
-      ? undefined
-      : failed
-      ? now - CORROBORATION_RETRY_MS + CORROBORATION_ERROR_RETRY_MS
-      : now;
-    this.#believedInPass = shown ? pass : undefined;
-    return shown;
-  }
-
-  /** Reports a change of the held set: event per Node, log line, metric and `/readyz`. */
-  #reportHeld(held: Node[], gone: number, total: number): void {
-    this.#heldGauge.set({}, held.length);
-    this.#held = new Set(held.map((n) => n.metadata?.name ?? ""));
-    const key = held.map((n) => n.metadata?.uid).sort().join(",");
-    if (key === this.#heldKey) return;
-    this.#heldKey = key;
-    if (held.length === 0) {
-      this.#ctx.conditions?.set("node-deletion", undefined);
-      this.#log.info("node deletions resume: the cloud answers plausibly again");
-      return;
-    }
-    const why = `the servers of ${gone} of ${total} Nodes are not found and the cloud does not show a ` +
-      "Ready Node's server either (or, with no Ready Node to ask, more than " +
-      `${this.#ctx.flags.nodeDeletionMaxPercent}% vanished at once): a wrong token or project, or an API incident?`;
-    this.#ctx.conditions?.set("node-deletion", `${held.length} Node deletion(s) held: ${why}`);
-    this.#log.warning("holding {n} node deletion(s): {why}", { n: held.length, why });
-    for (const node of held) {
-      this.#recorder.event(
-        NODES,
-        node,
-        "Warning",
-        "NodeDeletionHeld",
-        `Not deleting node ${node.metadata?.name}, whose server is not found: ${why} Annotate the Node ` +
-          `${CONFIRM_DELETION}=true to delete it anyway`,
-      );
-    }
+  async #askPresentAgain(verdicts: { node: Node; gone: boolean }[], signal?: AbortSignal): Promise<void> {
+    if (!verdicts.some((v) => v.gone)) return;
+    const present = verdicts.filter((v) =>
+      !v.gone && !isReady(v.node) && !v.node.metadata?.deletionTimestamp
+    );
+    await Promise.all(present.map(async (v) => {
+      // An error is no answer: the Node counts as present, as on the first question.
+      v.gone = !(await this.#instances.instanceExists(v.node, signal).catch(() => true));
+    }));
   }
 
   /** Taints and untaints; returns true when the Node's server is confirmed gone (deletion decided later). */

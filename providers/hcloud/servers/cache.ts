@@ -132,8 +132,11 @@ export class ServerCache {
 
   /** As {@link server}, with when the answer was read (ms since epoch): a list's time, or the read's. */
   async serverRead(id: number): Promise<{ info: ServerInfo | undefined; at: number }> {
+    // A snapshot whose full list is within the max age answers, whether or not the logs were
+    // followed since: following them adds news and loses none (CI: a 200-Node join read single
+    // servers because an incremental refresh had replaced an equally fresh full snapshot).
     const s = this.#snapshot;
-    if (s?.full && Date.now() - s.at < this.maxAgeMs) return { info: s.byId.get(id), at: s.at };
+    if (s && Date.now() - s.listedAt < this.maxAgeMs) return { info: s.byId.get(id), at: s.listedAt };
     const known = this.#direct.get(id);
     if (known && Date.now() - known.at < this.maxAgeMs) return { info: await known.read, at: known.at };
     const at = Date.now();

@@ -224,3 +224,30 @@ Deno.test("server cache (actions): a firewall's rule change reads no server and 
     await t.finish();
   }
 });
+
+Deno.test("server cache (actions): lookups within the max age of the last full list read no server, logs followed since or not", async () => {
+  const t = await startTestSim();
+  try {
+    const servers = Array.from({ length: 160 }, (_, i) => t.sim.addServer({ name: `n${i}` }));
+    const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 });
+    const cache = new ServerCache(client, { maxAgeMs: 400, refresh: "actions", fullListPeriodMs: 3_600_000 });
+    const reads = () => t.sim.count(/^GET \/servers\/\{id\}$/);
+    await cache.get();
+    // A Node newer than the snapshot demands a refresh: the logs are followed (one server is named).
+    await t.api("POST", `/servers/${servers[0].id}/actions/poweroff`);
+    const followed = await cache.get({ notBefore: Date.now() });
+    assertEquals(followed.full, false, "an incremental refresh");
+    const readsAfterRefresh = reads();
+    // Four lookups (fewer than a list's pages, so each would be a read of its own) answer from it.
+    for (const s of servers.slice(0, 4)) assertEquals((await cache.server(s.id))?.id, s.id);
+    assertEquals((await cache.server(servers[0].id))?.status, "off");
+    assertEquals(reads(), readsAfterRefresh, "no server read while the full list is fresh");
+    // Once the full list is older than the max age, a change no action records is read directly.
+    t.sim.control.setPower(servers[1].id, false);
+    await new Promise((r) => setTimeout(r, 420));
+    assertEquals((await cache.server(servers[1].id))?.status, "off");
+    assertEquals(reads(), readsAfterRefresh + 1);
+  } finally {
+    await t.finish();
+  }
+});

@@ -12,6 +12,12 @@ export interface ServerSnapshot {
   at: number;
   /** True when it comes from a full list (false: an incremental refresh of an older one). */
   full: boolean;
+  /**
+   * When the full list it rests on started (`at` for a full list). What no action records (a shutdown
+   * from inside, a server gone without an action) is at most this old in it: an incremental refresh
+   * adds what the logs name and takes nothing away.
+   */
+  listedAt: number;
   /** Servers by ID. */
   byId: Map<number, ServerInfo>;
   /** Servers by name. */
@@ -23,8 +29,21 @@ export interface ServerSnapshot {
 }
 
 /** The snapshot of `all`, indexed. */
-export function buildSnapshot(all: ServerInfo[], at: number, full: boolean): ServerSnapshot {
-  const snapshot: ServerSnapshot = { at, full, all, byId: new Map(), byName: new Map(), byIp: new Map() };
+export function buildSnapshot(
+  all: ServerInfo[],
+  at: number,
+  full: boolean,
+  listedAt = at,
+): ServerSnapshot {
+  const snapshot: ServerSnapshot = {
+    at,
+    full,
+    listedAt,
+    all,
+    byId: new Map(),
+    byName: new Map(),
+    byIp: new Map(),
+  };
   const addIp = (ip: string, s: ServerInfo) => {
     const list = snapshot.byIp.get(ip);
     if (list) list.push(s);
@@ -49,7 +68,7 @@ export function withChanges(
   if (changed.size === 0) return { ...base, at, full: false };
   const all = base.all.filter((s) => !changed.has(s.id));
   for (const server of changed.values()) if (server) all.push(server);
-  return buildSnapshot(all, at, false);
+  return buildSnapshot(all, at, false, base.listedAt);
 }
 
 /** Requests a full list of `servers` servers takes. */
