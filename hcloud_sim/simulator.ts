@@ -158,12 +158,16 @@ export class Simulator {
     if (!url.pathname.startsWith("/v1/")) return json(404, faults.notFound("endpoint").body());
     const path = url.pathname.slice(3);
     const headers = new Headers({ "content-type": "application/json" });
+    const match = this.#match(this.#routes, request.method, path);
+    // The audit names the route from the start, whatever the answer: a request refused (401, 429) and
+    // one still in flight when a benchmark counts are counted by endpoint too.
+    const routeName = match ? `${request.method} ${match.route.pattern}` : `${request.method} ${path}`;
     const entry: AuditEntry = {
       time: Date.now(),
       method: request.method,
       path,
       query: url.search,
-      route: `${request.method} ${path}`,
+      route: routeName,
       status: 0,
       userAgent: request.headers.get("user-agent") ?? "",
     };
@@ -180,9 +184,6 @@ export class Simulator {
     headers.set("RateLimit-Remaining", String(rate.remaining));
     headers.set("RateLimit-Reset", String(rate.reset));
     let reply: Reply;
-    const match = this.#match(this.#routes, request.method, path);
-    // The audit names the route whatever the answer: a request refused (401, 429) is counted by endpoint too.
-    const routeName = match ? `${request.method} ${match.route.pattern}` : `${request.method} ${path}`;
     try {
       if (!this.tokens.has(token)) throw faults.unauthorized();
       if (!rate.allowed || this.faults.rateLimitBurst > 0) {
@@ -212,7 +213,6 @@ export class Simulator {
       const fault = err instanceof ApiFault ? err : faults.code(500, "server_error", "internal error");
       reply = { status: fault.status, body: fault.body() };
     }
-    entry.route = routeName;
     entry.status = reply.status;
     if (reply.status === 429) this.rateLimited++;
     for (const [k, v] of Object.entries(reply.headers ?? {})) headers.set(k, v);
