@@ -18,7 +18,8 @@
  */
 import { RouteRoom } from "./route_room.ts";
 import { internalIp, RouteWants, type Wanted } from "./route_wants.ts";
-import type { Node, NodeCondition } from "kubernetes-types/core/v1.d.ts";
+import { syncNetworkConditions } from "./network_condition.ts";
+import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import { NODES } from "../../kube/resources.ts";
@@ -256,7 +257,7 @@ class RouteController implements Controller {
       }
     }
     this.#room.report([...limited.values()], count, cap);
-    await this.#updateConditions(nodes, wanted, done, limited);
+    await syncNetworkConditions(this.#ctx.client, nodes, wanted, done, limited);
     if (failures.length) throw new Error(`route reconciliation incomplete: ${failures.join("; ")}`);
   }
 
@@ -292,51 +293,6 @@ class RouteController implements Controller {
       cidrContains(c, formatIp(dest.family, dest.network)) ||
       cidrContains(c, formatIp(dest.family, lastAddress(dest)))
     );
-  }
-
-  async #updateConditions(
-    nodes: Node[],
-    wanted: Wanted[],
-    done: Set<string>,
-    limited: Map<string, Wanted>,
-  ): Promise<void> {
-    const withRoutes = new Set(wanted.map((w) => w.node.metadata!.name!));
-    for (const node of nodes) {
-      const name = node.metadata!.name!;
-      if (!withRoutes.has(name)) continue;
-      const ok = done.has(name);
-      const current = (node.status?.conditions ?? []).find((c) => c.type === "NetworkUnavailable");
-      const status = ok ? "False" : "True";
-      const reason = ok ? "RouteCreated" : "NoRouteCreated";
-      const message = ok
-        ? "RouteController created a route"
-        : limited.has(name)
-        ? "RouteController failed to create a route: the network holds no more routes"
-        : "RouteController failed to create a route";
-      // The message is compared only where ours says more (the limit): no write otherwise, as upstream.
-      const same = current?.status === status && current.reason === reason &&
-        (!limited.has(name) || current.message === message);
-      if (same) continue;
-      const now = new Date().toISOString();
-      const condition: NodeCondition = {
-        type: "NetworkUnavailable",
-        status,
-        reason,
-        message,
-        lastTransitionTime: now,
-        lastHeartbeatTime: now,
-      };
-      try {
-        await this.#ctx.client.patch(NODES, name, "strategic", { status: { conditions: [condition] } }, {
-          subresource: "status",
-        });
-      } catch (err) {
-        this.#log.warning("cannot set NetworkUnavailable on node {name}: {error}", {
-          name,
-          error: (err as Error).message,
-        });
-      }
-    }
   }
 }
 
