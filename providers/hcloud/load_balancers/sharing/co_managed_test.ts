@@ -1,12 +1,7 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../../../testing/assert.ts";
-import {
-  CO_MANAGED_STATE,
-  planCoManaged,
-  planRelease,
-  readCoManagedState,
-  writeCoManagedState,
-} from "./co_managed.ts";
+import { CO_MANAGED_STATE, planCoManaged, planRelease } from "./co_managed.ts";
+import { readCoManagedState, writeCoManagedState } from "./co_managed_record.ts";
 import { RecordSeal } from "../../record_seal.ts";
 import { parseLoadBalancerSpec } from "../spec/mod.ts";
 import type { DesiredService } from "../desired.ts";
