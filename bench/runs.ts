@@ -25,8 +25,9 @@ export function median(values: number[]): number {
 /**
  * Runs `scenario` `runs` times; returns the median run's result (by `key`: `seconds_total`, else CPU)
  * with `runs`, `seconds_total_min`, `cpu_seconds_min`, `rss_mb_peak_min` and each run's starting
- * `load_average` added; for each field named in `spread`, every run's value as `<field>_runs` and the
- * least as `<field>_min`.
+ * `load_average` added; for each field named in `spread`, its own median (not the chosen run's value:
+ * runs tied on the key would otherwise pick one run's memory, the highest of three at 5000 Nodes),
+ * every run's value as `<field>_runs` and the least as `<field>_min`.
  */
 export async function repeated(
   runs: number,
@@ -48,7 +49,10 @@ export async function repeated(
   };
   const spread: Record<string, unknown> = {};
   for (const field of options.spread ?? []) {
-    spread[`${field}_runs`] = results.map((r) => r[field]);
+    const values = results.map((r) => r[field]);
+    const numbers = values.filter((v): v is number => typeof v === "number");
+    if (numbers.length) spread[field] = median(numbers);
+    spread[`${field}_runs`] = values;
     spread[`${field}_min`] = min((r) => r[field] as number | undefined);
   }
   return {

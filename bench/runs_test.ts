@@ -29,7 +29,7 @@ Deno.test("bench runs: the median run's figures, the minimum beside them, a load
   assertEquals([result.runs, (result.load_average as number[]).length], [3, 3]);
 });
 
-Deno.test("bench runs: a scenario's own key picks the median run; spread fields keep every run's value", async () => {
+Deno.test("bench runs: a scenario's own key picks the median run; spread fields are their own medians, every run's value kept", async () => {
   const perHour = [33, 30, 31];
   let i = 0;
   const result = await repeated(3, () => {
@@ -39,11 +39,31 @@ Deno.test("bench runs: a scenario's own key picks the median run; spread fields 
       rate_limited_responses: 0,
       requests_per_hour: n,
       rss_mb_peak: 90 + i++,
+      cpu_seconds: 10 + i,
     });
   }, { key: (r) => r.requests_per_hour ?? 0, spread: ["requests_per_hour", "rss_mb_peak"] });
   assertEquals(result.requests_per_hour, 31, "the median by requests/hour");
-  assertEquals(result.rss_mb_peak, 92, "the chosen run's own figures");
+  assertEquals(result.cpu_seconds, 13, "the chosen run's own figures where no spread is asked for");
   assertEquals(result.requests_per_hour_runs, [33, 30, 31]);
   assertEquals([result.requests_per_hour_min, result.rss_mb_peak_min], [30, 90]);
   assertEquals(result.rss_mb_peak_runs, [90, 91, 92]);
+
+  // Runs tied on the key (34 requests/hour in each): memory is its own median, not the first run's.
+  const rss = [164.3, 142.5, 147.5];
+  let j = 0;
+  const tied = await repeated(
+    3,
+    () =>
+      Promise.resolve({
+        requests: 0,
+        rate_limited_responses: 0,
+        requests_per_hour: 34,
+        rss_mb_peak: rss[j++],
+      }),
+    {
+      key: (r) => r.requests_per_hour ?? 0,
+      spread: ["requests_per_hour", "rss_mb_peak"],
+    },
+  );
+  assertEquals([tied.requests_per_hour, tied.rss_mb_peak, tied.rss_mb_peak_min], [34, 147.5, 142.5]);
 });
