@@ -70,6 +70,8 @@ export class ServerCache {
   readonly #log = logger("hcloud", "servers");
   #snapshot?: ServerSnapshot;
   #inflight?: Promise<ServerSnapshot>;
+  /** The full list being read, if one is (a direct lookup waits for it rather than read on its own). */
+  #listing?: Promise<ServerSnapshot>;
   /** Action log cursors, valid for the current snapshot (undefined: the next refresh lists). */
   #cursors?: LogCursors;
   #lastFull = 0;
@@ -137,6 +139,15 @@ export class ServerCache {
     // servers because an incremental refresh had replaced an equally fresh full snapshot).
     const s = this.#snapshot;
     if (s && Date.now() - s.listedAt < this.maxAgeMs) return { info: s.byId.get(id), at: s.listedAt };
+    // A full list being read answers too: waiting for it costs nothing, reading each server a request
+    // apiece (CI: a starting CCM's first monitor pass read its 7 NotReady Nodes' servers one by one
+    // while its first list was under way). The answer carries the list's time, so a server missing
+    // from it is still read again before a Node is deleted on it.
+    const listing = this.#listing;
+    if (listing) {
+      const next = await listing.catch(() => undefined);
+      if (next) return { info: next.byId.get(id), at: next.listedAt };
+    }
     const known = this.#direct.get(id);
     if (known && Date.now() - known.at < this.maxAgeMs) return { info: await known.read, at: known.at };
     const at = Date.now();
@@ -211,7 +222,16 @@ export class ServerCache {
     return run;
   }
 
-  async #full(): Promise<ServerSnapshot> {
+  #full(): Promise<ServerSnapshot> {
+    const listing = this.#list();
+    this.#listing = listing;
+    listing.finally(() => {
+      if (this.#listing === listing) this.#listing = undefined;
+    }).catch(() => {});
+    return listing;
+  }
+
+  async #list(): Promise<ServerSnapshot> {
     const started = Date.now();
     // The cursors are read first: whatever happens during the list is read again next time. A small
     // project (see #refresh) is listed every time and needs none.

@@ -256,3 +256,26 @@ Deno.test("server cache (actions): lookups within the max age of the last full l
     await t.finish();
   }
 });
+
+Deno.test("server cache (actions): lookups while a full list is read wait for it instead of reading each server", async () => {
+  const t = await startTestSim();
+  try {
+    const servers = Array.from({ length: 160 }, (_, i) => t.sim.addServer({ name: `n${i}` }));
+    const gone = servers.pop()!;
+    t.sim.control.deleteServerWithoutAction(gone.id);
+    const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, retryBaseMs: 10 });
+    const cache = new ServerCache(client, { maxAgeMs: 60_000, refresh: "actions" });
+    t.sim.control.setFaults({ latencyMs: 100 }); // a list of 4 pages takes a few hundred ms
+    const list = cache.get();
+    await new Promise((r) => setTimeout(r, 20));
+    const asked = Date.now();
+    const answers = await Promise.all([...servers.slice(0, 3), gone].map((s) => cache.serverRead(s.id)));
+    await list;
+    assertEquals(t.sim.count(/^GET \/servers\/\{id\}$/), 0, "no server read on its own");
+    assertEquals(answers.map((a) => a.info?.id), [servers[0].id, servers[1].id, servers[2].id, undefined]);
+    // The answer is as old as the list: a server missing from it is confirmed before a Node goes.
+    assert(answers.every((a) => a.at < asked), "answered with the list's time");
+  } finally {
+    await t.finish();
+  }
+});
