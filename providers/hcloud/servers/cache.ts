@@ -135,8 +135,9 @@ export class ServerCache {
   /** As {@link server}, with when the answer was read (ms since epoch): a list's time, or the read's. */
   async serverRead(id: number): Promise<{ info: ServerInfo | undefined; at: number }> {
     // A snapshot whose full list is within the max age answers, whether or not the logs were
-    // followed since: following them adds news and loses none (CI: a 200-Node join read single
-    // servers because an incremental refresh had replaced an equally fresh full snapshot).
+    // followed since: following them adds news and loses none (a joining Node's refresh replaces
+    // the full snapshot with an incremental one no staler than it; answering only from a full one
+    // made later lookups read single servers).
     const s = this.#snapshot;
     if (s && Date.now() - s.listedAt < this.maxAgeMs) return { info: s.byId.get(id), at: s.listedAt };
     // A full list being read answers too: waiting for it costs nothing, reading each server a request
