@@ -5,6 +5,8 @@
  * @module
  */
 
+import { freePort } from "./helpers.ts";
+
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
 /** The compile task's `--v8-flags` (memory settings), so processes run like the shipped binary. */
@@ -47,9 +49,9 @@ export function spawnCcm(
   env: Record<string, string>,
   options: { denoArgs?: string[]; entry?: string } = {},
 ): CcmProcess {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  // Not `port: 0`: a port the kernel hands out is free only until closed, and in a parallel run
+  // another socket took one before the CCM bound it (the CCM then exits 2, "cannot listen").
+  const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",

@@ -8,7 +8,7 @@ import { startTestSim } from "../testing/sim_harness.ts";
 import { applySeed } from "../hcloud_sim/control.ts";
 import { DEMO_SEED } from "../hcloud_sim/main.ts";
 import { DEFAULT_SIM_TOKEN } from "../hcloud_sim/simulator.ts";
-import { eventually } from "../testing/helpers.ts";
+import { eventually, freePort } from "../testing/helpers.ts";
 import { spawnCcm } from "../testing/ccm_process.ts";
 
 Deno.test("main: every configuration error is reported at once, exit code 2, secrets never printed", async () => {
@@ -63,9 +63,7 @@ Deno.test({
     const cluster = await TestCluster.start();
     const t = await startTestSim();
     applySeed(t.sim, DEMO_SEED);
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const metricsPort = (listener.addr as Deno.NetAddr).port;
-    listener.close();
+    const metricsPort = freePort();
     try {
       const p = spawnCcm(
         [
@@ -133,9 +131,7 @@ Deno.test("main: an unreachable apiserver is logged at once naming URL and cause
   const dir = await Deno.makeTempDir();
   const t = await startTestSim();
   try {
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const deadPort = (listener.addr as Deno.NetAddr).port;
-    listener.close();
+    const deadPort = freePort();
     await Deno.writeTextFile(
       `${dir}/kubeconfig`,
       JSON.stringify({
@@ -189,9 +185,7 @@ Deno.test({
 
       // An unreachable cloud API: logged and said by /readyz at its first failure (not after the
       // retries), naming the endpoint and the cause.
-      const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-      const deadPort = (closed.addr as Deno.NetAddr).port;
-      closed.close();
+      const deadPort = freePort();
       const unreachable = spawnCcm(
         [`--kubeconfig=${cluster.kubeconfigPath}`, "--leader-elect=false"],
         { HCLOUD_TOKEN: DEFAULT_SIM_TOKEN, HCLOUD_ENDPOINT: `http://127.0.0.1:${deadPort}/v1` },

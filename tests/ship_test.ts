@@ -11,7 +11,7 @@ import { assert, assertEquals } from "../testing/assert.ts";
 import { TestCluster } from "../testing/kube_cluster.ts";
 import { startTestSim } from "../testing/sim_harness.ts";
 import { adminClient } from "../testing/ccm_harness.ts";
-import { eventually, quietLogs } from "../testing/helpers.ts";
+import { eventually, freePort, quietLogs } from "../testing/helpers.ts";
 import { runScenario, SCENARIO_ARGS, SCENARIO_ENV, seedScenario } from "../testing/e2e_scenario.ts";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { HOST_ARCH, imageFiles } from "../testing/image_files.ts";
@@ -132,9 +132,7 @@ Deno.test({
       mounts.push(`${rootfs}/proc`);
 
       seedScenario(s.sim);
-      const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-      const port = (listener.addr as Deno.NetAddr).port;
-      listener.close();
+      const port = freePort();
       child = new Deno.Command("chroot", {
         args: [
           "--userspec=65532:65532",
