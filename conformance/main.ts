@@ -32,6 +32,8 @@ export interface CaseResult {
   seconds: number;
   converged: boolean;
   ccmExit?: number;
+  /** The last lines the CCM wrote, kept when it exited by itself (they say why). */
+  ccmTail?: string;
   differences: (Difference & { listed?: string })[];
   error?: string;
 }
@@ -144,6 +146,7 @@ async function judge(
     seconds: run.seconds,
     converged: run.phases.every((p) => p.converged),
     ccmExit: run.ccmExit,
+    ccmTail: run.ccmExit === undefined ? undefined : run.ccmOutput.trimEnd().split("\n").slice(-8).join("\n"),
     differences,
   };
 }
@@ -175,8 +178,14 @@ function line(r: CaseResult): string {
     `\n    ${d.phase} ${d.path}: expected ${JSON.stringify(d.expected)}, got ${JSON.stringify(d.actual)}`
   ).join("");
   const ids = [...new Set(r.differences.filter((d) => d.listed).map((d) => d.listed))].join(", ");
+  // A CCM that stopped by itself explains every difference after it: its last words come first.
+  const why = unlisted.length && r.ccmTail ? `\n    the CCM's last output:\n${indent(r.ccmTail, 6)}` : "";
   return `${status} ${r.name}${tag} (${time}${exit}${conv}): ${unlisted.length} unlisted, ${listed} listed` +
-    (ids ? ` [${ids}]` : "") + detail;
+    (ids ? ` [${ids}]` : "") + why + detail;
+}
+
+function indent(text: string, spaces: number): string {
+  return text.split("\n").map((l) => " ".repeat(spaces) + l).join("\n");
 }
 
 function summarize(results: CaseResult[], seconds: number) {
