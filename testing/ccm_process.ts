@@ -49,8 +49,8 @@ export function spawnCcm(
   env: Record<string, string>,
   options: { denoArgs?: string[]; entry?: string } = {},
 ): CcmProcess {
-  // Not `port: 0`: a port the kernel hands out is free only until closed, and in a parallel run
-  // another socket took one before the CCM bound it (the CCM then exits 2, "cannot listen").
+  // Not `port: 0`: a port the kernel hands out is free only until closed; in a parallel run another
+  // socket can take it before the CCM binds it, and the CCM then exits 2 ("cannot listen").
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
     args: [

@@ -1,7 +1,7 @@
 /**
  * The status port a test hands a CCM lies below the kernel's ephemeral range, where no client
  * socket of a parallel run can take it before the CCM binds it (CI once saw a conformance case's CCM
- * exit 2, "cannot listen", on a port from `port: 0`).
+ * exit 2 at its start, a configuration error, while its status port came from `port: 0`).
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { spawnCcm } from "../testing/ccm_process.ts";
