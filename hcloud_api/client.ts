@@ -9,7 +9,7 @@ import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./api_types.ts";
 import { CloudApiError } from "./errors.ts";
 import { PageReadError, streamListPage } from "./json_list_stream.ts";
-import { checkExactNumbers } from "./bounded_answer.ts";
+import { checkAnswerText } from "./bounded_answer.ts";
 import {
   createTransport,
   ENDPOINT_HEADER,
@@ -183,7 +183,7 @@ export class HcloudClient {
         rest = await streamListPage(stream as ReadableStream<Uint8Array>, key, (item) => {
           count++;
           items.push(map(item as T));
-        }, { check: (text) => checkExactNumbers(text) });
+        }, { check: (text) => checkAnswerText(text) });
       } catch (err) {
         if (err instanceof SyntaxError) {
           throw new CloudApiError(`${what}: ${err.message}`, {

@@ -20,8 +20,24 @@ export interface StreamOptions {
   maxItemChars?: number;
 }
 
-/** A balancer whose label selector resolves 100 000 servers is about 15 MB. */
-export const MAX_ITEM_CHARS = 32 * 1024 * 1024;
+/**
+ * A balancer whose label selector resolves 50 000 servers is about 8 MB (Hetzner resolves at most a
+ * few hundred). Parsed, an item of small objects costs ~12 times its text (security review Q9: 30 MB
+ * took 388 MB), so this bound keeps one item under the chart's 256 Mi.
+ */
+export const MAX_ITEM_CHARS = 8 * 1024 * 1024;
+
+/**
+ * The page's fields besides the list, together (`meta` is a few hundred bytes): all of them are
+ * kept, so they are bounded as a whole (Q9: sixteen 30 MB fields held 1 GB).
+ */
+export const MAX_REST_CHARS = 1024 * 1024;
+
+/**
+ * The deepest nesting an item or field may have (a balancer nests 6 levels). Parsed, deep nesting
+ * costs ~55 times its text (Q9: an item nested 15 M deep took 1.67 GB).
+ */
+export const MAX_DEPTH = 64;
 
 /** The body could not be read to its end (the connection broke); `cause` says how. */
 export class PageReadError extends Error {
@@ -80,20 +96,34 @@ export async function streamListPage(
   /** A number, `true`, `false` or `null`: it ends at the first character that cannot continue it. */
   let primitive = false;
   let sawItemsArray = false;
+  /** The list's key was read (a second one is refused, whatever its value: JSON.parse keeps the last). */
+  let sawListKey = false;
+  /** An item follows a comma: `]` there is a trailing comma, which JSON.parse refuses. */
+  let afterComma = false;
+  /** Characters of the fields besides the list, so far. */
+  let restChars = 0;
   const bad = (what: string): never => {
     throw new SyntaxError(`not a JSON list page: ${what}`);
   };
   const finish = (text: string) => {
     held = 0;
     if (mode !== Mode.Key) check(text);
+    // No trimming: a cut value never starts or ends with JSON whitespace, and any other space
+    // around it (NBSP, U+2028, U+FEFF) is text JSON.parse refuses, as it must (Q10).
     if (mode === Mode.Key) {
       currentKey = JSON.parse(text);
+      if (currentKey === key) {
+        if (sawListKey) bad(`two "${key}" fields`);
+        sawListKey = true;
+      }
       mode = Mode.Colon;
     } else if (mode === Mode.Value) {
-      rest[currentKey] = JSON.parse(text.trim());
+      restChars += text.length;
+      if (restChars > MAX_REST_CHARS) bad(`fields besides "${key}" longer than ${MAX_REST_CHARS} characters`);
+      rest[currentKey] = JSON.parse(text);
       mode = Mode.AfterValue;
     } else {
-      onItem(JSON.parse(text.trim()));
+      onItem(JSON.parse(text));
       mode = Mode.AfterItem;
     }
   };
@@ -143,13 +173,15 @@ export async function streamListPage(
           case Mode.ValueStart:
           case Mode.ItemStart:
             if (isSpace(c)) continue;
-            if (mode === Mode.ValueStart && currentKey === key && c === OPEN_ARR) {
-              if (sawItemsArray) bad(`two "${key}" fields`);
+            if (mode === Mode.ValueStart && currentKey === key) {
+              if (c !== OPEN_ARR) bad(`"${key}" is not a list`);
               sawItemsArray = true;
+              afterComma = false;
               mode = Mode.ItemStart;
               continue;
             }
             if (mode === Mode.ItemStart && c === CLOSE_ARR) {
+              if (afterComma) bad("a trailing comma in the list");
               mode = Mode.AfterValue;
               continue;
             }
@@ -188,8 +220,9 @@ export async function streamListPage(
               continue;
             }
             if (c === QUOTE) inString = true;
-            else if (c === OPEN_OBJ || c === OPEN_ARR) depth++;
-            else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
+            else if (c === OPEN_OBJ || c === OPEN_ARR) {
+              if (++depth > MAX_DEPTH) bad(`an item or field nested deeper than ${MAX_DEPTH} levels`);
+            } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
               if (--depth === 0) {
                 parts.push(chunk.slice(start, i + 1));
                 start = -1;
@@ -202,8 +235,10 @@ export async function streamListPage(
           case Mode.AfterItem:
             if (isSpace(c)) continue;
             if (mode === Mode.AfterItem) {
-              if (c === COMMA) mode = Mode.ItemStart;
-              else if (c === CLOSE_ARR) mode = Mode.AfterValue;
+              if (c === COMMA) {
+                mode = Mode.ItemStart;
+                afterComma = true;
+              } else if (c === CLOSE_ARR) mode = Mode.AfterValue;
               else bad("',' or ']' expected");
               continue;
             }
@@ -221,6 +256,9 @@ export async function streamListPage(
         parts.push(chunk.slice(start));
         held += chunk.length - start;
         if (held > maxChars) bad(`an item or field longer than ${maxChars} characters`);
+        if (mode === Mode.Value && restChars + held > MAX_REST_CHARS) {
+          bad(`fields besides "${key}" longer than ${MAX_REST_CHARS} characters`);
+        }
         start = 0;
       }
       if (done) break;

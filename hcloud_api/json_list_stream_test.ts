@@ -81,6 +81,24 @@ Deno.test("json list stream: anything but one well-formed page is a SyntaxError 
   assertEquals(err.message, "not a JSON list page: not UTF-8");
 });
 
+Deno.test("json list stream: what JSON.parse refuses (or reads otherwise), the scanner refuses (Q10)", async () => {
+  const cases: [string, RegExp][] = [
+    ['{"items":[1,]}', /trailing comma/],
+    ['{"items":[{"id":1},]}', /trailing comma/],
+    ['{"items":[1,2],"items":null}', /two "items" fields/],
+    ['{"items":null,"items":[2]}', /"items" is not a list/],
+    ['{"items":[1\u00a0]}', /./],
+    ['{"items":[\u2028 1]}', /./],
+    ['{"items":[1],"total":2\ufeff}', /./],
+    ['{"items":[\v1]}', /./],
+    ['{"items":[1\f]}', /./],
+  ];
+  for (const [text, message] of cases) {
+    const err = await assertRejects(() => read(text, 3), SyntaxError);
+    assertEquals(message.test(err.message), true, `${text}: ${err.message}`);
+  }
+});
+
 Deno.test("json list stream: a large page is read item by item, each handed on before the rest is read", async () => {
   const big = {
     items: Array.from({ length: 200 }, (_, i) => ({ id: i, filler: "x".repeat(5_000) })),
@@ -130,4 +148,25 @@ Deno.test("json list stream: an item past the bound is refused before it is held
     check: (t) => checked.push(t),
   });
   assertEquals(checked, ["1", '{"b":2}', "{}"]);
+});
+
+Deno.test("json list stream: memory a hostile page can take is bounded: nesting, the fields besides the list (Q9)", async () => {
+  const deep = '{"items":[' + "[".repeat(100_000) + "]".repeat(100_000) + "]}";
+  const nested = await assertRejects(() => read(deep, 4096), SyntaxError);
+  assertEquals(/nested deeper than 64 levels/.test(nested.message), true, nested.message);
+  // 64 levels still pass (a balancer nests 6).
+  const ok = '{"items":[' + "[".repeat(64) + "]".repeat(64) + "]}";
+  assertEquals((await read(ok, 7)).items.length, 1);
+  // Sixteen 100 kB fields beside the list: over the 1 MB the other fields may hold together.
+  const fields = Array.from({ length: 16 }, (_, i) => `"f${i}":"${"x".repeat(100_000)}"`).join(",");
+  const wide = await assertRejects(() => read(`{${fields},"items":[]}`, 4096), SyntaxError);
+  assertEquals(
+    /fields besides "items" longer than 1048576 characters/.test(wide.message),
+    true,
+    wide.message,
+  );
+  // One field held across chunks is refused as it grows, before it ends.
+  const one = `{"meta":"${"y".repeat(2_000_000)}","items":[]}`;
+  const long = await assertRejects(() => read(one, 65536), SyntaxError);
+  assertEquals(/fields besides "items"/.test(long.message), true, long.message);
 });

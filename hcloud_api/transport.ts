@@ -24,7 +24,7 @@ export const ENDPOINT_HEADER = "x-deno-ccm-endpoint";
 /**
  * Header the client sets on a list it reads as it streams (`listAllStreamed`); never sent. Its
  * answer is passed on unread, counted against `MAX_STREAMED_BYTES`: the reader holds one item
- * at a time and checks each item's numbers itself (`checkExactNumbers`, bounded_answer.ts).
+ * at a time and checks each item's numbers itself (`checkAnswerText`, bounded_answer.ts).
  */
 export const STREAM_HEADER = "x-deno-ccm-streamed";
 
