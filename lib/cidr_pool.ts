@@ -69,29 +69,53 @@ export class CidrPool {
       : undefined;
   }
 
-  /** Who holds `cidr`, if anyone. */
-  holderOf(cidr: Cidr): string | undefined {
-    const index = this.indexOf(cidr);
-    return index === undefined ? undefined : this.#taken.get(index);
+  /**
+   * The indexes of the pool's subnets `cidr` overlaps: its own for one of them, every one inside a
+   * wider range, the one holding a narrower range; none outside the pool's range or of another family.
+   */
+  overlapping(cidr: Cidr): bigint[] {
+    if (cidr.family !== this.range.family) return [];
+    const bits = BigInt(cidr.family === 4 ? 32 : 128);
+    const end = (c: Cidr) => c.network + (1n << (bits - BigInt(c.prefix))) - 1n;
+    const low = cidr.network > this.range.network ? cidr.network : this.range.network;
+    const high = end(cidr) < end(this.range) ? end(cidr) : end(this.range);
+    if (low > high) return [];
+    const shift = bits - BigInt(this.prefix);
+    const first = (low - this.range.network) >> shift, last = (high - this.range.network) >> shift;
+    const indexes: bigint[] = [];
+    for (let i = first; i <= last; i++) indexes.push(i);
+    return indexes;
   }
 
-  /**
-   * Marks `cidr` as `holder`'s. Returns the other holder when someone else has it already (it stays
-   * theirs); a range that is not one of the pool's subnets is ignored.
-   */
-  occupy(cidr: Cidr, holder: string): string | undefined {
-    const index = this.indexOf(cidr);
-    if (index === undefined) return undefined;
-    const current = this.#taken.get(index);
-    if (current !== undefined && current !== holder) return current;
-    this.#taken.set(index, holder);
+  /** Who holds `cidr` (or the first taken subnet it overlaps), if anyone. */
+  holderOf(cidr: Cidr): string | undefined {
+    for (const index of this.overlapping(cidr)) {
+      const holder = this.#taken.get(index);
+      if (holder !== undefined) return holder;
+    }
     return undefined;
   }
 
-  /** Frees `cidr` when `holder` holds it. */
+  /**
+   * Marks every subnet `cidr` overlaps as `holder`'s (security review Q7: a kubelet's `/16` or `/25`
+   * was ignored, so its addresses were handed out again). Returns another holder of one of them when
+   * there is one (those stay theirs); nothing is taken outside the pool's range.
+   */
+  occupy(cidr: Cidr, holder: string): string | undefined {
+    let other: string | undefined;
+    for (const index of this.overlapping(cidr)) {
+      const current = this.#taken.get(index);
+      if (current !== undefined && current !== holder) other ??= current;
+      else this.#taken.set(index, holder);
+    }
+    return other;
+  }
+
+  /** Frees the subnets `cidr` overlaps that `holder` holds. */
   release(cidr: Cidr, holder: string): void {
-    const index = this.indexOf(cidr);
-    if (index !== undefined && this.#taken.get(index) === holder) this.#taken.delete(index);
+    for (const index of this.overlapping(cidr)) {
+      if (this.#taken.get(index) === holder) this.#taken.delete(index);
+    }
   }
 
   /** Takes the next free subnet for `holder`, or undefined when every one is taken. */

@@ -8,11 +8,14 @@
  * initialization.
  *
  * Pod CIDRs are written once (the apiserver refuses changes): a Node whose machine's /64 changed
- * keeps its range and gets a `PodCIDRStale` Warning. A Node that gets pod CIDRs from any other
- * writer after it was seen without them means another allocator runs (kube-controller-manager's):
- * two allocators can give one range to two Nodes, so this one stops, says why in an event, the log and
- * `/readyz`. Nodes labelled not the cloud's are left alone. A Node registered with pod CIDRs of its
- * own keeps them; they are taken out of the pool, and one that is another Node's is reported.
+ * keeps its range and gets a `PodCIDRStale` Warning. A Node registered with pod CIDRs of its own, or
+ * whose kubelet sets them later, keeps them; they are taken out of the pool, one that is another
+ * Node's is reported, and so is one that is not a subnet of the pool. When {@link OTHER_ALLOCATOR_NODES}
+ * Nodes this allocator serves got theirs from another writer, another allocator runs
+ * (kube-controller-manager's): two allocators can give one range to two Nodes, so this one stops, says
+ * why in an event, the log and `/readyz`. One kubelet can set only its own Node's, so it cannot stop
+ * the allocator for every Node (security review Q2). Nodes labelled not the cloud's are left alone
+ * (their ranges are still taken out of the pool).
  *
  * Cost: no cloud call of its own. The machine record comes from the provider's server list, which
  * the node controller keeps fresh anyway; the periodic check of the /64s (every
@@ -27,19 +30,19 @@ import type { Instances } from "../../providers/provider.ts";
 import { managedNode, podCidrs } from "../node_metadata.ts";
 import { type FamilyPlan, type IpamFlags, ipamPlan } from "./node_ipam_plan.ts";
 import {
-  machineIpv6Net,
-  machinePodCidr,
+  OTHER_ALLOCATOR_NODES,
   otherAllocator,
+  otherWriter,
   podCidrWriter,
   relevant,
-  staleRange,
 } from "./node_ipam_checks.ts";
+import { MachineRanges } from "./machine_ranges.ts";
 import { PodCidrBook } from "./node_ipam_book.ts";
 import { NODES } from "../../kube/resources.ts";
 import { KubeApiError } from "../../kube/errors.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
-import { type Cidr, cidrWithin, parseCidr } from "../../lib/cidr.ts";
+import type { Cidr } from "../../lib/cidr.ts";
 import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 
@@ -75,7 +78,8 @@ class NodeIpam implements Controller {
   readonly name = NODE_IPAM;
   readonly #ctx: ControllerContext<NodeIpamFlags>;
   readonly #families: FamilyPlan[];
-  readonly #instances?: Instances;
+  /** IPv6 from machines' /64s, when a family comes from them. */
+  readonly #machines?: MachineRanges;
   readonly #book: PodCidrBook;
   readonly #queue: WorkQueue;
   readonly #recorder;
@@ -84,14 +88,17 @@ class NodeIpam implements Controller {
   readonly #written = new Map<string, string>();
   /** Set once another allocator was seen: nothing more is handed out. */
   #halted = false;
+  /** Served Nodes that got pod CIDRs from another writer, with that writer. */
+  readonly #othersWrote = new Map<string, string | undefined>();
   /** Nodes that wait (or hold a stale range), with why: the last reason told on each. */
   readonly #problems = new Map<string, { reason: string; message: string }>();
 
   constructor(ctx: ControllerContext<NodeIpamFlags>, families: FamilyPlan[], instances?: Instances) {
     this.#ctx = ctx;
     this.#families = families;
-    this.#instances = instances;
     this.#book = new PodCidrBook(families);
+    const machine = families.some((f) => f.source === "machine");
+    if (machine && instances?.machineRecord) this.#machines = new MachineRanges(instances, this.#book);
     this.#recorder = ctx.recorder(NODE_IPAM);
     this.#queue = new WorkQueue("node-ipam", {
       clock: ctx.clock,
@@ -117,15 +124,18 @@ class NodeIpam implements Controller {
         const before = podCidrs(old).join(","), after = podCidrs(node).join(",");
         if (before !== after) {
           this.#occupy(node);
-          // From none to some, and not what this process wrote: who wrote them?
-          if (!before && this.#written.get(name(node)) !== after) this.#queue.add(WRITER_KEY + name(node));
-          else if (!before) this.#written.delete(name(node)); // ours, seen: nothing more to tell apart
+          // From none to some on a Node this allocator serves, and not what this process wrote: who
+          // wrote them? (A Node it does not serve is none of its business: Q2.)
+          if (!before && this.#written.get(name(node)) !== after) {
+            if (managedNode(node)) this.#queue.add(WRITER_KEY + name(node));
+          } else if (!before) this.#written.delete(name(node)); // ours, seen: nothing more to tell apart
         }
         if (before !== after || relevant(old) !== relevant(node)) this.#queue.add(name(node));
       },
       onDelete: (node) => {
         this.#book.free(node);
         this.#written.delete(name(node));
+        this.#othersWrote.delete(name(node));
         this.#problems.delete(name(node));
         // A freed range may be what a waiting Node needs.
         for (const [waiting, p] of this.#problems) {
@@ -143,7 +153,7 @@ class NodeIpam implements Controller {
     const periodic = clock.setInterval(() => {
       for (const node of nodes.list()) {
         const name = node.metadata?.name ?? "";
-        if (this.#problems.has(name) || this.#machineRange(node)) this.#queue.add(name);
+        if (this.#problems.has(name) || this.#machines?.rangeOf(node)) this.#queue.add(name);
       }
     }, this.#ctx.flags.nodeStatusUpdateFrequency);
     signal.addEventListener("abort", () => {
@@ -174,8 +184,10 @@ class NodeIpam implements Controller {
     // Machine ranges first: a Node that waits for one takes nothing from the pools meanwhile.
     const fromMachines = new Map<FamilyPlan, Cidr>();
     for (const family of this.#families.filter((f) => f.source === "machine")) {
-      const cidr = await this.#fromMachine(node, family, signal);
-      if (!cidr) return;
+      const got = await this.#machines!.podCidr(node, family, signal);
+      if (!got) return; // not initialized yet: its provider ID brings it back
+      if ("reason" in got) return this.#wait(node, got.reason, got.message);
+      const cidr = got;
       fromMachines.set(family, cidr);
     }
     const texts: string[] = [];
@@ -221,44 +233,6 @@ class NodeIpam implements Controller {
     );
   }
 
-  async #fromMachine(node: Node, family: FamilyPlan, signal: AbortSignal): Promise<Cidr | undefined> {
-    const name = node.metadata!.name!;
-    const providerID = node.spec?.providerID;
-    // Not initialized yet: its provider ID brings it back.
-    if (!providerID) return undefined;
-    const record = await this.#instances!.machineRecord!(node, signal, "initialize");
-    if (!record) {
-      return this.#wait(node, "NoMachine", `no machine has provider ID ${providerID} under the Node's name`);
-    }
-    const net = machineIpv6Net(record);
-    if (!net) {
-      return this.#wait(
-        node,
-        "NoIPv6Range",
-        `machine ${providerID} has no IPv6 /64 (created without IPv6, or its primary IPv6 unassigned): ` +
-          "the Node gets no pod CIDRs until it has one",
-      );
-    }
-    const cidr = machinePodCidr(net, family.prefix)!;
-    if (!cidrWithin(cidr, family.clusterRange)) {
-      return this.#wait(
-        node,
-        "PodCIDROutsideClusterCIDR",
-        `${cidr.text} (of machine ${providerID}'s ${net.text}) is outside --cluster-cidr's IPv6 range ` +
-          `${family.clusterRange.text}: widen it to take in the servers' ranges`,
-      );
-    }
-    const holder = this.#book.holderOf(cidr);
-    if (holder && holder !== name) {
-      return this.#wait(
-        node,
-        "PodCIDRConflict",
-        `${cidr.text} is already Node ${holder}'s (one machine, two Nodes)`,
-      );
-    }
-    return cidr;
-  }
-
   /** Reports once (per reason and message) why the Node waits; undefined for the caller to return. */
   #wait(node: Node, reason: string, message: string): undefined {
     const name = node.metadata!.name!;
@@ -272,14 +246,8 @@ class NodeIpam implements Controller {
   /** A Node holding an IPv6 range of its machine's: is that still the machine's /64? */
   async #checkStale(node: Node, signal: AbortSignal): Promise<void> {
     const name = node.metadata!.name!;
-    const range = this.#machineRange(node);
-    if (!range || !this.#instances?.machineRecord || !node.spec?.providerID) {
-      return void this.#problems.delete(name);
-    }
-    const record = await this.#instances.machineRecord(node, signal, "initialize");
-    const net = record && machineIpv6Net(record);
-    if (!net || cidrWithin(range, net)) return void this.#problems.delete(name);
-    const message = staleRange(name, range, net);
+    const message = this.#machines && await this.#machines.stale(node, signal);
+    if (!message) return void this.#problems.delete(name);
     const last = this.#problems.get(name);
     if (last?.message === message) return;
     this.#problems.set(name, { reason: "PodCIDRStale", message });
@@ -287,24 +255,28 @@ class NodeIpam implements Controller {
     this.#log.warning("{message}", { message });
   }
 
-  /** The Node's IPv6 pod CIDR when IPv6 comes from machines (and it has one). */
-  #machineRange(node: Node): Cidr | undefined {
-    if (!this.#families.some((f) => f.source === "machine")) return undefined;
-    return podCidrs(node).map((c) => parseCidr(c)).find((c) => c?.family === 6);
-  }
-
-  /** Who set the Node's pod CIDRs, when this process did not: another allocator stops this one. */
+  /**
+   * Who set the Node's pod CIDRs, when this process did not: told on the Node; the
+   * {@link OTHER_ALLOCATOR_NODES}th such Node means another allocator, which stops this one.
+   */
   async #checkWriter(name: string, signal: AbortSignal): Promise<void> {
     if (this.#halted) return;
     const node = await this.#ctx.client.get(NODES, name, { signal }).catch((err) => {
       if (err instanceof KubeApiError && err.isNotFound) return undefined;
       throw err;
     });
-    if (!node) return;
+    if (!node || !managedNode(node)) return;
     const writer = podCidrWriter(node);
     // Another replica of ours (a leader before this one) is no other allocator.
     if (writer === this.#ctx.client.fieldManager) return;
-    const message = otherAllocator(name, podCidrs(node), writer);
+    this.#othersWrote.set(name, writer);
+    if (this.#othersWrote.size < OTHER_ALLOCATOR_NODES) {
+      const message = otherWriter(name, podCidrs(node), writer);
+      this.#recorder.event(NODES, node, "Warning", "PodCIDRFromOtherWriter", message);
+      this.#log.warning("{message}", { message });
+      return;
+    }
+    const message = otherAllocator([...this.#othersWrote.keys()], [...this.#othersWrote.values()]);
     this.#halted = true;
     this.#ctx.conditions?.set(CONDITION, message);
     this.#recorder.event(NODES, node, "Warning", "PodCIDRAllocatorConflict", message);
@@ -314,7 +286,17 @@ class NodeIpam implements Controller {
   /** Takes the Node's pod CIDRs out of the pools; one that is another Node's is reported. */
   #occupy(node: Node): void {
     const name = node.metadata?.name ?? "";
-    for (const { cidr, holder } of this.#book.occupy(node)) {
+    const { conflicts, misfits } = this.#book.occupy(node);
+    for (const { cidr, why } of misfits) {
+      this.#recorder.event(
+        NODES,
+        node,
+        "Warning",
+        "PodCIDRNotInPool",
+        `Node ${name}'s pod CIDR ${cidr} is ${why}`,
+      );
+    }
+    for (const { cidr, holder } of conflicts) {
       this.#recorder.event(
         NODES,
         node,

@@ -37,11 +37,26 @@ export function podCidrWriter(node: Node): string | undefined {
   return undefined;
 }
 
-/** What the controller says when Node `name` got `cidrs` from `writer` (another allocator): it stops. */
-export function otherAllocator(name: string, cidrs: string[], writer: string | undefined): string {
+/**
+ * Nodes this allocator serves that must get pod CIDRs from another writer before it stops: a
+ * kubelet may set its own Node's once (security review Q2), so one Node, or two, is no proof of another
+ * allocator; kube-controller-manager's allocator serves every new Node, so it is seen by the third.
+ */
+export const OTHER_ALLOCATOR_NODES = 3;
+
+/** What the controller says of served Node `name` that got `cidrs` from `writer`: kept, taken out of the pool. */
+export function otherWriter(name: string, cidrs: string[], writer: string | undefined): string {
   return `Node ${name} got pod CIDRs ${cidrs.join(", ")} from ${
     writer ? `"${writer}"` : "another writer"
   }, ` +
+    "not from deno-ccm (its kubelet, or another allocator): kept, and taken out of deno-ccm's pool. " +
+    `deno-ccm's node-ipam-controller stops if ${OTHER_ALLOCATOR_NODES} Nodes get theirs so`;
+}
+
+/** What the controller says when served Nodes `names` got pod CIDRs from others (another allocator): it stops. */
+export function otherAllocator(names: string[], writers: (string | undefined)[]): string {
+  const who = [...new Set(writers.map((w) => w ? `"${w}"` : "another writer"))].join(", ");
+  return `Nodes ${names.join(", ")} got pod CIDRs from ${who}, ` +
     "not from deno-ccm: another allocator runs (kube-controller-manager with --allocate-node-cidrs=true; " +
     "k3s and RKE2 run it by default). Two allocators can give one range to two Nodes, so deno-ccm's " +
     "node-ipam-controller stopped handing out pod CIDRs. Turn one off (kube-controller-manager: " +

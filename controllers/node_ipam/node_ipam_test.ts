@@ -122,30 +122,55 @@ Deno.test("node ipam: a full range makes a Node wait until another leaves; a kub
   );
 });
 
-Deno.test("node ipam: pod CIDRs from another writer stop the allocator (event, /readyz); from another replica of ours they do not", async () => {
+/** Sets Node `name`'s pod CIDRs as `writer` would (the in-memory apiserver keeps the managed fields we send). */
+function writeAs(t: ReturnType<typeof setup>["t"], name: string, writer: string, cidr: string) {
+  return t.client.patch(NODES, name, "merge", {
+    metadata: {
+      managedFields: [{ manager: writer, operation: "Update", fieldsV1: { "f:spec": { "f:podCIDRs": {} } } }],
+    },
+    spec: { podCIDR: cidr, podCIDRs: [cidr] },
+  });
+}
+
+Deno.test("node ipam: one kubelet setting its own pod CIDRs stops nothing (Q2): kept, taken out of the pool, told on its Node", async () => {
+  // R3a: an opted-out Node; R3b: a served Node before it has a provider ID (CloudAllocator waits for it).
+  const { t, node, cidrs, events } = setup(["--cluster-cidr=10.244.0.0/16,2a01:4f8::/32"], {
+    next: ["2a01:4f8:c0c:a::/64"],
+  });
+  t.apiserver.seed("nodes", node("rogue", { metadata: { labels: { "node.deno-ccm.io/managed": "false" } } }));
+  t.apiserver.seed("nodes", node("early", { spec: {} }));
+  await t.runWhile(async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    await writeAs(t, "rogue", "kubelet", "10.244.200.0/24");
+    await writeAs(t, "early", "kube-controller-manager", "10.244.0.0/24");
+    await eventually(() => events().some((e) => e.startsWith("early PodCIDRFromOtherWriter")), 5_000);
+    await t.client.create(NODES, node("next"));
+    await eventually(() => cidrs("next").length > 0, 5_000);
+  });
+  assertEquals(cidrs("next")[0], "10.244.1.0/24", "the kubelet's range is not handed out again");
+  assertEquals(t.conditions.problem(), undefined, "/readyz stays ready");
+  assert(
+    !events().some((e) => e.startsWith("rogue ")),
+    "an opted-out Node is none of the allocator's business",
+  );
+  assert(!events().some((e) => e.includes("PodCIDRAllocatorConflict")), events().join("\n"));
+});
+
+Deno.test("node ipam: pod CIDRs from another writer on three served Nodes stop the allocator (event, /readyz); from another replica of ours they do not", async () => {
   for (const [writer, halts] of [["kube-controller-manager", true], ["deno-ccm", false]] as const) {
-    const { t, node, cidrs, events } = setup(["--cluster-cidr=10.244.0.0/16"]);
-    t.apiserver.seed(
-      "nodes",
-      node("managed-out", { metadata: { labels: { "node.deno-ccm.io/managed": "false" } } }),
-    );
+    const { t, node, cidrs, events } = setup(["--cluster-cidr=10.244.0.0/16,2a01:4f8::/32"], {
+      next: ["2a01:4f8:c0c:a::/64"],
+    });
+    // Served Nodes that wait for their provider ID (CloudAllocator): another allocator is faster.
+    for (const n of ["k1", "k2", "k3"]) t.apiserver.seed("nodes", node(n, { spec: {} }));
     await t.runWhile(async () => {
       await new Promise((r) => setTimeout(r, 200));
-      assertEquals(cidrs("managed-out"), [], "a Node that is not the cloud's is left alone");
-      // Someone else sets its pod CIDRs (the in-memory apiserver keeps the managed fields we send).
-      await t.client.patch(NODES, "managed-out", "merge", {
-        metadata: {
-          managedFields: [{
-            manager: writer,
-            operation: "Update",
-            fieldsV1: { "f:spec": { "f:podCIDRs": {} } },
-          }],
-        },
-        spec: { podCIDR: "10.244.7.0/24", podCIDRs: ["10.244.7.0/24"] },
-      });
-      await new Promise((r) => setTimeout(r, 300));
+      for (const [i, n] of ["k1", "k2", "k3"].entries()) await writeAs(t, n, writer, `10.244.${7 + i}.0/24`);
+      if (halts) await eventually(() => events().some((e) => e.includes("PodCIDRAllocatorConflict")), 5_000);
+      else await new Promise((r) => setTimeout(r, 300));
       await t.client.create(NODES, node("next"));
-      await new Promise((r) => setTimeout(r, 300));
+      if (!halts) await eventually(() => cidrs("next").length > 0, 5_000);
+      else await new Promise((r) => setTimeout(r, 300));
     });
     assertEquals(
       cidrs("next").length === 0,
@@ -156,9 +181,43 @@ Deno.test("node ipam: pod CIDRs from another writer stop the allocator (event, /
       !!t.conditions.problem()?.includes(`from "kube-controller-manager", not from deno-ccm`),
       halts,
     );
-    assertEquals(events().some((e) => e.startsWith("managed-out PodCIDRAllocatorConflict")), halts);
-    if (!halts) assert(cidrs("next")[0] !== "10.244.7.0/24", "the other replica's range is taken");
+    assertEquals(events().filter((e) => e.includes("PodCIDRFromOtherWriter")).length, halts ? 2 : 0);
+    if (!halts) {
+      assert(!["10.244.7.0/24", "10.244.8.0/24"].includes(cidrs("next")[0]), "their ranges are taken");
+    }
   }
+});
+
+Deno.test("node ipam: a kubelet's range that is not one pool subnet is told, and held only when it lies inside one (Q7)", async () => {
+  const { t, node, cidrs, events } = setup(["--cluster-cidr=10.244.0.0/22"]);
+  t.apiserver.seed(
+    "nodes",
+    node("wide", { spec: { podCIDR: "10.244.0.0/16", podCIDRs: ["10.244.0.0/16"] } }),
+  );
+  t.apiserver.seed(
+    "nodes",
+    node("narrow", { spec: { podCIDR: "10.244.1.128/25", podCIDRs: ["10.244.1.128/25"] } }),
+  );
+  t.apiserver.seed("nodes", node("away", { spec: { podCIDR: "10.9.0.0/24", podCIDRs: ["10.9.0.0/24"] } }));
+  for (const n of ["a", "b", "c"]) t.apiserver.seed("nodes", node(n));
+  await t.runWhile(async () => {
+    await eventually(() => ["a", "b", "c"].every((n) => cidrs(n).length > 0), 5_000);
+  });
+  // The /25 holds its /24; the /16 takes nothing (one kubelet must not empty the pool).
+  assertEquals(
+    new Set(["a", "b", "c"].map((n) => cidrs(n)[0])),
+    new Set(["10.244.0.0/24", "10.244.2.0/24", "10.244.3.0/24"]),
+  );
+  const told = events().filter((e) => e.includes("PodCIDRNotInPool"));
+  assert(told.some((e) => e.startsWith("wide ") && e.includes("overlaps 4 of them")), told.join("\n"));
+  assert(
+    told.some((e) => e.startsWith("narrow ") && e.includes("the /24 holding it is held")),
+    told.join("\n"),
+  );
+  assert(
+    told.some((e) => e.startsWith("away ") && e.includes("outside --cluster-cidr 10.244.0.0/22")),
+    told.join("\n"),
+  );
 });
 
 Deno.test("node ipam: a Node whose machine's /64 changed keeps its range and is told once", async () => {
