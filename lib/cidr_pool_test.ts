@@ -24,7 +24,11 @@ Deno.test("CidrPool: hands out subnets in order, one per holder, and knows who h
   assertEquals(pool.occupy(cidr("10.244.1.0/24"), "a"), undefined, "occupying again is harmless");
   assertEquals(pool.occupy(cidr("10.245.0.0/24"), "x"), undefined, "outside the range: ignored");
   assertEquals(pool.occupy(cidr("10.244.0.0/25"), "x"), "b", "a narrower range is in b's subnet: b keeps it");
-  assertEquals(pool.overlapping(cidr("10.244.0.0/16")), [0n, 1n, 2n, 3n], "a wider range overlaps all it covers");
+  assertEquals(
+    pool.overlapping(cidr("10.244.0.0/16")),
+    [0n, 1n, 2n, 3n],
+    "a wider range overlaps all it covers",
+  );
   assertEquals(pool.overlapping(cidr("10.244.2.128/25")), [2n]);
   assertEquals(pool.overlapping(cidr("10.243.0.0/24")), [], "outside");
   assertEquals(pool.allocate("e")?.text, "10.244.3.0/24");
