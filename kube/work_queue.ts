@@ -8,6 +8,7 @@
 import type { Registry } from "../lib/metrics.ts";
 import { logger } from "../lib/log.ts";
 import { type Clock, type Quiescent, SYSTEM_CLOCK, type TimerId } from "../lib/clock.ts";
+import { FairFifo } from "./fair_fifo.ts";
 
 /** Settings of a {@link WorkQueue}. */
 export interface WorkQueueOptions {
@@ -18,6 +19,12 @@ export interface WorkQueueOptions {
   metrics?: Registry;
   /** The clock its delays run on (default: the system's; tests: a fake one). */
   clock?: Clock;
+  /**
+   * The writer a key belongs to (a Service's namespace): waiting keys are handed out in turn between
+   * writers, so one writer's burst does not hold back another's first key (security review Q4).
+   * Default: one writer, plain first in, first out.
+   */
+  writerOf?: (key: string) => string;
 }
 
 /** A reconcile result asking for another run after a fixed delay (no backoff growth). */
@@ -47,7 +54,7 @@ const defaultPolicy: RetryPolicy = (err) => hasRetryAfter(err) ? { afterMs: err.
 /** The queue. Keys are strings such as `namespace/name`. */
 export class WorkQueue implements Quiescent {
   readonly name: string;
-  readonly #queue: string[] = [];
+  readonly #queue: FairFifo;
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #failures = new Map<string, number>();
@@ -68,6 +75,7 @@ export class WorkQueue implements Quiescent {
     this.#maxDelayMs = options.maxDelayMs ?? 1_000_000;
     this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.#clock.watch?.(this);
+    this.#queue = new FairFifo(options.writerOf ?? (() => ""));
     const r = options.metrics;
     this.#m = r && {
       depth: r.gauge("workqueue_depth", "Current depth of the work queue."),
@@ -110,12 +118,15 @@ export class WorkQueue implements Quiescent {
     this.#delayed.set(key, { at, timer });
   }
 
-  /** Queues `key` after its next backoff delay (base × 2^failures, capped). */
-  addRateLimited(key: string): void {
+  /**
+   * Queues `key` after its next backoff delay (base × 2^failures, capped), or after what `pay` makes
+   * of that delay (a writer's budget may push it later).
+   */
+  addRateLimited(key: string, pay: (key: string, delayMs: number) => number = (_, ms) => ms): void {
     const failures = this.#failures.get(key) ?? 0;
     this.#failures.set(key, failures + 1);
     this.#m?.retries.inc({ name: this.name });
-    this.addAfter(key, this.backoffFor(failures));
+    this.addAfter(key, pay(key, this.backoffFor(failures)));
   }
 
   /** The delay the `failures`-th retry waits. */
@@ -233,6 +244,12 @@ export interface WorkerOptions {
    * terminal-error handling): the place to record the Warning event. The key waits for a change.
    */
   onTerminal?: (key: string, err: unknown) => void;
+  /**
+   * What a retry of `key` after `delayMs` costs its writer: the delay it may run after (at least
+   * `delayMs`). Default: nothing, the delay as it is. The service controller charges retries to the
+   * Service's namespace, as it charges its changes (security review Q3).
+   */
+  payRetry?: (key: string, delayMs: number) => number;
 }
 
 /**
@@ -247,6 +264,7 @@ export async function runWorkers(
   options: WorkerOptions = {},
 ): Promise<void> {
   const policy = options.policy ?? defaultPolicy;
+  const pay = options.payRetry ?? ((_key: string, ms: number) => ms);
   const signal = options.signal ?? new AbortController().signal;
   const log = logger("workqueue", queue.name);
   const worker = async () => {
@@ -269,11 +287,12 @@ export async function runWorkers(
           queue.forget(key);
           options.onTerminal?.(key, err);
         } else if (retry) {
-          log.info("{key}: {error}; retrying in {ms} ms", { key, error: message, ms: retry.afterMs });
-          queue.addAfter(key, retry.afterMs);
+          const ms = pay(key, retry.afterMs);
+          log.info("{key}: {error}; retrying in {ms} ms", { key, error: message, ms });
+          queue.addAfter(key, ms);
         } else {
           log.warning("{key}: {error} (retry {n})", { key, error: message, n: queue.retries(key) + 1 });
-          queue.addRateLimited(key);
+          queue.addRateLimited(key, pay);
         }
       } finally {
         queue.done(key);

@@ -5,9 +5,15 @@
  * {@link SERVICE_CHANGE_BURST} at once, then one per {@link SERVICE_CHANGE_REFILL_MS}. A change past
  * that is synced later, not dropped (reconcile is level-based: the delayed sync reads the Service as
  * it is then, so a burst of edits to one Service costs one sync), and the Service gets a Warning once
- * per hold. Resyncs, Node changes and retries are not counted: the CCM starts those, not the tenant.
+ * per hold. A failed sync's retry is paid from the same bucket (security review Q3: a Service that
+ * fails for free, such as one naming a certificate that does not exist, was retried forever outside
+ * it, ~5 000 syncs an hour from 400 of them): it waits its backoff or for its token, whichever is
+ * later. Resyncs and Node changes are not counted: the CCM starts those, not the tenant.
  *
- * Worst case per namespace: 100 syncs in a burst, then 360 an hour, each a few writes at most.
+ * Worst case per namespace, first tries and retries together: 100 syncs in a burst, then 360 an hour,
+ * each a few requests at most. Buckets that have refilled are dropped once more than
+ * {@link MAX_BUCKETS} namespaces were seen (Q13): a full bucket is what a new namespace gets anyway, so
+ * what stays is the namespaces that spent within the last refill of a whole burst (1000 s).
  *
  * @module
  */
@@ -17,6 +23,8 @@ import { refilled } from "../../lib/token_bucket.ts";
 export const SERVICE_CHANGE_BURST = 100;
 /** After the burst, one more per this long. */
 export const SERVICE_CHANGE_REFILL_MS = 10_000;
+/** Namespaces kept before full buckets are dropped. */
+export const MAX_BUCKETS = 10_000;
 
 interface Bucket {
   tokens: number;
@@ -34,6 +42,8 @@ export interface Admission {
 /** See the module doc. */
 export class ChangeBudget {
   readonly #buckets = new Map<string, Bucket>();
+  /** The size at which full buckets are next looked for (twice what was left, so pruning stays cheap). */
+  #pruneAt = MAX_BUCKETS;
   /** Keys whose sync is already scheduled for later, and when it is due. */
   readonly #pending = new Map<string, number>();
 
@@ -55,17 +65,55 @@ export class ChangeBudget {
     if (this.#pending.size > 10_000) {
       for (const [k, at] of this.#pending) if (at <= now) this.#pending.delete(k);
     }
-    const bucket = this.#buckets.get(writer) ?? { tokens: this.capacity, at: now, warnedAt: -Infinity };
-    this.#buckets.set(writer, bucket);
-    bucket.tokens = refilled(bucket.tokens, bucket.at, now, this.capacity, this.refillMs);
-    bucket.at = now;
-    bucket.tokens -= 1; // taken now, or reserved for the moment it refills
+    const bucket = this.#take(writer, now);
     if (bucket.tokens >= 0) return { delayMs: 0, warn: false };
     const delayMs = Math.ceil(-bucket.tokens * this.refillMs);
     this.#pending.set(key, now + delayMs);
     const warn = now - bucket.warnedAt >= this.capacity * this.refillMs;
     if (warn) bucket.warnedAt = now;
     return { delayMs, warn };
+  }
+
+  /**
+   * Pays a retry of `key` by `writer` from the writer's bucket: the delay it may run after, its
+   * backoff `delayMs` or the time its token comes, whichever is later. A change of the Service
+   * meanwhile is still admitted at once (it may be the fix), and pays its own token.
+   */
+  payRetry(writer: string, delayMs: number): number {
+    const bucket = this.#take(writer, this.now());
+    return bucket.tokens >= 0 ? delayMs : Math.max(delayMs, Math.ceil(-bucket.tokens * this.refillMs));
+  }
+
+  /** How many namespaces have a bucket. */
+  get writers(): number {
+    return this.#buckets.size;
+  }
+
+  /** Takes a token (now, or reserved for when it refills) from `writer`'s bucket, refilled to `now`. */
+  #take(writer: string, now: number): Bucket {
+    let bucket = this.#buckets.get(writer);
+    if (!bucket) {
+      if (this.#buckets.size >= this.#pruneAt) this.#prune(now);
+      bucket = { tokens: this.capacity, at: now, warnedAt: -Infinity };
+      this.#buckets.set(writer, bucket);
+    }
+    bucket.tokens = refilled(bucket.tokens, bucket.at, now, this.capacity, this.refillMs);
+    bucket.at = now;
+    bucket.tokens -= 1;
+    return bucket;
+  }
+
+  /**
+   * Drops the buckets that have refilled: a new one is the same. (A bucket refills from empty in
+   * the time a Warning waits to be said again, so nothing is forgotten that matters.)
+   */
+  #prune(now: number): void {
+    for (const [writer, b] of this.#buckets) {
+      if (refilled(b.tokens, b.at, now, this.capacity, this.refillMs) >= this.capacity) {
+        this.#buckets.delete(writer);
+      }
+    }
+    this.#pruneAt = Math.max(MAX_BUCKETS, 2 * this.#buckets.size);
   }
 }
 

@@ -53,6 +53,9 @@ const DRAIN_SLACK_MS = 50;
 /** The node queue's one key: node syncs coalesce into one run at a time. */
 const NODE_SYNC = "node-sync";
 
+/** The namespace of a Service's queue key (`namespace/name`). */
+const namespaceOf = (key: string) => key.slice(0, Math.max(0, key.indexOf("/")));
+
 /** Builds the controller, or says why it cannot run. */
 export function serviceController(ctx: ControllerContext<ServiceFlags>): Controller | { disabled: string } {
   const lbs = ctx.provider.loadBalancers;
@@ -98,6 +101,8 @@ class ServiceController implements Controller {
       maxDelayMs: 300_000,
       metrics: ctx.metrics,
       clock: ctx.clock,
+      // Namespaces take turns (review Q4).
+      writerOf: namespaceOf,
     });
     this.#nodeQueue = new WorkQueue("service-nodes", {
       clock: ctx.clock,
@@ -131,7 +136,7 @@ class ServiceController implements Controller {
       concurrency: ctx.flags.concurrentServiceSyncs,
       recorder: this.#recorder,
       warnings: this.#warnings,
-      retry: (key) => this.#queue.addRateLimited(key),
+      retry: (key) => this.#queue.addRateLimited(key, this.#payRetry),
     };
     // Labels count as a cost only where a balancer's node-selector reads them.
     this.#nodeSets.labelsMatter = () => {
@@ -202,7 +207,12 @@ class ServiceController implements Controller {
       runWorkers(
         this.#queue,
         (key, cancel) => withPriority("service", () => this.#sync(key, cancel)),
-        { workers: this.#ctx.flags.concurrentServiceSyncs, policy: reconcilePolicy, signal },
+        {
+          workers: this.#ctx.flags.concurrentServiceSyncs,
+          policy: reconcilePolicy,
+          signal,
+          payRetry: this.#payRetry,
+        },
       ),
       runWorkers(
         this.#nodeQueue,
@@ -213,6 +223,9 @@ class ServiceController implements Controller {
       this.#firewall?.run(signal),
     ]);
   }
+
+  /** A failed sync's retry is paid from its namespace's budget, as its changes are (review Q3). */
+  readonly #payRetry = (key: string, delayMs: number) => this.#budget.payRetry(namespaceOf(key), delayMs);
 
   /** How long balancers keep a Node that leaves (0: removed at once, as upstream; the provider says). */
   #drainMs(): number {

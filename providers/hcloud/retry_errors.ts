@@ -11,6 +11,14 @@ import { ProviderError, RetryAfterError } from "../errors.ts";
 /** Delay after a cloud resource was busy (`locked`, `conflict`): its action usually ends within seconds. */
 export const BUSY_MS = 2_000;
 
+/**
+ * Delay after a project limit was reached (`resource_limit_exceeded`: the project's balancers, a type's
+ * services): room comes when someone deletes something, not in seconds, so the retry waits long
+ * (security review Q3: three requests every backoff, forever, for each Service over the limit). Routes
+ * and targets read this code themselves first (their own limits).
+ */
+export const LIMIT_MS = 600_000;
+
 /** `err` as the reconcile runtime should see it (see the module doc). */
 export function toRetryable(err: unknown): unknown {
   if (err instanceof ProviderError) {
@@ -23,6 +31,8 @@ export function toRetryable(err: unknown): unknown {
     ? err.retryAfterSeconds * 1000
     : err.code === "locked" || err.code === "conflict"
     ? BUSY_MS
+    : err.code === "resource_limit_exceeded"
+    ? LIMIT_MS
     : undefined;
   return ms === undefined ? err : new RetryAfterError(err.message, ms, { cause: err });
 }

@@ -17,6 +17,11 @@ Deno.test("retry errors: busy and rate-limited answers become fixed delays, the 
   assertEquals(policy(new CloudApiError("busy", { status: 423, code: "locked" })), { afterMs: 2000 });
   assertEquals(policy(new CloudApiError("busy", { status: 409, code: "conflict" })), { afterMs: 2000 });
   assertEquals(policy(new CloudApiError("boom", { status: 500, code: "server_error" })), undefined);
+  // A project limit frees up when someone deletes something: a long wait, not a 5 s backoff (Q3).
+  assertEquals(
+    policy(new CloudApiError("limit", { status: 403, code: "resource_limit_exceeded" })),
+    { afterMs: 600_000 },
+  );
   assertEquals(policy(new TerminalError("bad")), "forget");
   // Inside a ProviderError: mapped, with the warnings and the message kept.
   const wrapped = toRetryable(
