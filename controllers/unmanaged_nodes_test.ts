@@ -133,3 +133,25 @@ Deno.test("unmanaged Nodes: no route for them, and a route through one is left a
   assertEquals(homeCondition, undefined, "its network condition is its own");
   assertEquals(t.apiserver.objects("events"), []);
 });
+
+Deno.test("unmanaged Nodes: a stale route through an address one claims is deleted unless it carries that Node's own pod CIDR (Q8)", async () => {
+  const fake = new FakeProvider();
+  const via = (name: string, cidr: string, address: string) =>
+    fake.routeTable.set(cidr, {
+      name,
+      targetNode: "",
+      targetNodeAddresses: [{ type: "InternalIP", address }],
+      destinationCIDR: cidr,
+    });
+  via("own", "10.244.1.0/24", "10.0.0.9"); // the opted-out Node's own range: kept
+  via("stale", "10.244.9.0/24", "10.0.0.9"); // another range through the address it claims: stale
+  const t = newController(routeController, fake, [
+    "--cluster-cidr=10.244.0.0/16",
+    "--route-reconciliation-period=100ms",
+  ]);
+  // A kubelet opted its Node out and reports another server's address as its InternalIP.
+  t.apiserver.seed("nodes", node("pinner", "10.0.0.9", "10.244.1.0/24", HOME));
+  await t.runFor(500);
+  assertEquals([...fake.routeTable.keys()].sort(), ["10.244.1.0/24"]);
+  assertEquals(fake.calls.filter((c) => c.startsWith("delete-route")), ["delete-route 10.244.9.0/24"]);
+});

@@ -43,6 +43,8 @@ export interface NetworkInfo {
   ipRange: string;
   /** Its routes: a destination range through a gateway address. */
   routes: { destination: string; gateway: string }[];
+  /** The IDs of the servers attached to it, as the API answered now. */
+  servers: number[];
 }
 
 type Obj = Record<string, unknown>;
@@ -120,5 +122,6 @@ export function toNetworkInfo(raw: unknown): NetworkInfo {
       const o = obj(r, what, "routes[]");
       return { destination: str(o, "destination", what), gateway: str(o, "gateway", what) };
     }),
+    servers: Array.isArray(n.servers) ? n.servers.filter((s): s is number => Number.isSafeInteger(s)) : [],
   };
 }

@@ -141,10 +141,16 @@ class RouteController implements Controller {
     this.#lastRun = this.#ctx.clock.now();
     const clusterName = this.#ctx.flags.clusterName;
     const all = this.#ctx.informers.for(NODES).list().filter((n) => !n.metadata?.deletionTimestamp);
-    // A Node that is not the cloud's (labelled so) gets no route, and a route through it (made by
-    // its owner, or before the label) is left as it is.
+    // A Node that is not the cloud's (labelled so) gets no route, and a route through it to one of
+    // its own pod CIDRs (made by its owner, or before the label) is left as it is. Only its own: its
+    // kubelet may report any address, and a stale route through that address to another range must
+    // not be pinned (review Q8).
     const nodes = all.filter(managedNode);
-    const unmanagedGateways = new Set(all.filter((n) => !managedNode(n)).map(internalIp).filter(Boolean));
+    const unmanagedRoutes = new Set(
+      all.filter((n) => !managedNode(n)).flatMap((n) =>
+        podCidrs(n).map((c) => `${internalIp(n)}|${canonical(c)}`)
+      ),
+    );
     const wanted = this.#wants.of(nodes, all);
     const existing = await this.#routes.listRoutes(clusterName, signal);
     const gatewayOf = (r: Route) => r.targetNodeAddresses?.find((a) => a.type === "InternalIP")?.address;
@@ -169,7 +175,7 @@ class RouteController implements Controller {
     let count = existing.length;
     for (const route of existing) {
       if (!this.#responsibleFor(route) || isWanted(route) || foreign(route)) continue;
-      if (unmanagedGateways.has(gatewayOf(route))) continue;
+      if (unmanagedRoutes.has(`${gatewayOf(route)}|${canonical(route.destinationCIDR)}`)) continue;
       try {
         await this.#routes.deleteRoute(clusterName, route, signal);
         count--;

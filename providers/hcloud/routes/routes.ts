@@ -13,6 +13,7 @@ import {
   CloudApiError,
   type HcloudClient,
   type NetworkInfo,
+  type ServerInfo,
   toNetworkInfo,
 } from "../../../hcloud_api/mod.ts";
 import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
@@ -26,6 +27,9 @@ import { parseProviderId } from "../provider_id.ts";
  * kube-hetzner #1477, HCCM #342), not in the API spec. The API answers `resource_limit_exceeded`.
  */
 export const NETWORK_ROUTE_LIMIT = 100;
+
+/** Servers of the network unknown to the last list read one by one before a full list is cheaper. */
+const MAX_FRESH_READS = 10;
 
 /** See the module doc. The network's ID is read when used, since it is resolved at initialization. */
 export class HcloudRoutes implements Routes {
@@ -61,12 +65,9 @@ export class HcloudRoutes implements Routes {
         this.#client.api.GET("/networks/{id}", { params: { path: { id } } }),
       );
       this.#network = toNetworkInfo(data.network);
-      // Who holds each gateway, from the last server list (no extra call; unknown until one exists).
-      const servers = this.#cache.peek();
+      const holders = await this.#gatewayHolders(this.#network);
       return this.#network.routes.map((r) => {
-        const holder = servers?.byIp.get(r.gateway)?.find((s) =>
-          s.privateNets.some((p) => p.network === id && p.ip === r.gateway)
-        );
+        const holder = holders.get(r.gateway);
         return {
           name: `${r.gateway}-${r.destination}`,
           targetNode: "",
@@ -76,6 +77,41 @@ export class HcloudRoutes implements Routes {
         };
       });
     });
+  }
+
+  /**
+   * The server holding each route's gateway in `network`. The last server list answers at no cost;
+   * when it cannot place a gateway, and the network (as the API answered just now) has servers the
+   * list does not know, those are read now (review N8: a route through another cluster's new server
+   * was deleted, its owner unknown to a snapshot). A route whose gateway no attached server holds is
+   * then stale on a fresh answer, not on an old one. At most {@link MAX_FRESH_READS} servers are read
+   * singly; more unknown ones wait for a full list.
+   */
+  async #gatewayHolders(network: NetworkInfo): Promise<Map<string, ServerInfo>> {
+    const holders = new Map<string, ServerInfo>();
+    const holds = (s: ServerInfo, gateway: string) =>
+      s.privateNets.some((p) => p.network === network.id && p.ip === gateway);
+    let servers = this.#cache.peek();
+    const place = (gateway: string) => {
+      const holder = servers?.byIp.get(gateway)?.find((s) => holds(s, gateway));
+      if (holder) holders.set(gateway, holder);
+    };
+    for (const r of network.routes) place(r.gateway);
+    const unplaced = network.routes.filter((r) => !holders.has(r.gateway));
+    if (!unplaced.length) return holders;
+    servers ??= await this.#cache.get();
+    const unknown = network.servers.filter((id) => !servers!.byId.has(id));
+    if (unknown.length > MAX_FRESH_READS) {
+      servers = await this.#cache.get({ maxAgeMs: 0, full: true });
+      for (const r of unplaced) place(r.gateway);
+      return holders;
+    }
+    for (const id of unknown) {
+      const server = await this.#cache.fresh(id);
+      const gateway = server && unplaced.find((r) => holds(server, r.gateway))?.gateway;
+      if (server && gateway) holders.set(gateway, server);
+    }
+    return holders;
   }
 
   /** Adds the route via the node's InternalIP inside the network's range. */

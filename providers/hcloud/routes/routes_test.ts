@@ -45,3 +45,57 @@ Deno.test("hcloud routes: a full network is a LimitReachedError naming it; a Nod
     await t.finish();
   }
 });
+
+Deno.test("hcloud routes: a gateway the last server list does not know is placed from a fresh read, never left ownerless (N8)", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  try {
+    applySeed(t.sim, {
+      networks: [{
+        name: "k8s",
+        ip_range: "10.0.0.0/8",
+        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+      }],
+    });
+    const provider = await providerOnSim(t, { HCLOUD_NETWORK: "k8s" });
+    const routes = provider.routes!;
+    const ours = t.sim.addServer({ name: "ours", private_net: [{ network: "k8s" }] });
+    await provider.context.cache.get(); // the snapshot: it knows "ours" only
+    // Another cluster's server in the same Network, put in as the probe did (no action names it),
+    // and its route inside our cluster CIDR; and a stale route through an address nobody holds.
+    const other = t.sim.addServer({ name: "other-cluster-1", private_net: [{ network: "k8s" }] });
+    const network = [...t.sim.world.networks.values()][0];
+    for (
+      const [destination, gateway] of [["10.244.9.0/24", other.private_net[0].ip!], [
+        "10.244.8.0/24",
+        "10.0.9.9",
+      ]]
+    ) {
+      const added = await t.api("POST", `/networks/${network.id}/actions/add_route`, {
+        destination,
+        gateway,
+      });
+      assertEquals(added.status < 300, true, JSON.stringify(added.body));
+    }
+    const before = t.sim.audit.length;
+    const listed = await routes.listRoutes("k");
+    const byDestination = new Map(listed.map((r) => [r.destinationCIDR, r.gatewayProviderID]));
+    assertEquals(
+      byDestination.get("10.244.9.0/24"),
+      `hcloud://${other.id}`,
+      "its owner is known: never ours to delete",
+    );
+    assertEquals(
+      byDestination.get("10.244.8.0/24"),
+      undefined,
+      "no attached server holds it: stale on a fresh answer",
+    );
+    assertEquals(
+      t.sim.audit.slice(before).map((e) => e.route),
+      ["GET /networks/{id}", "GET /servers/{id}"],
+      "one read of the one server the list did not know",
+    );
+    assert(ours.id !== other.id);
+  } finally {
+    await t.finish();
+  }
+});
