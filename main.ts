@@ -17,6 +17,7 @@ import { runApp } from "./app.ts";
 import { Registry } from "./lib/metrics.ts";
 import { logger, redact, setupLogging } from "./lib/log.ts";
 import { readEnv } from "./config/env.ts";
+import { environmentNames, unknownEnvWarnings } from "./config/unknown_env.ts";
 
 /** Exit code for configuration errors, as Go's flag package uses. */
 export const EXIT_CONFIG = 2;
@@ -67,6 +68,8 @@ export async function main(args: string[], env: Record<string, string | undefine
     Deno.unrefTimer(timer);
   };
   for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, onSignal(sig));
+  // A misspelled setting is never silent (review Q12); names only, never a value.
+  for (const warning of unknownEnvWarnings(environmentNames(env))) log.warning("{warning}", { warning });
   if (ignored.length) {
     log.info("accepted without effect (upstream cloud-controller-manager flags): {flags}", {
       flags: ignored.join(" "),

@@ -63,6 +63,7 @@ export const ENV_VARS = [
   "ROBOT_FORWARD_INTERNAL_IPS",
   "ROBOT_ENDPOINT",
   "HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL",
+  "DENO_CCM_ENV_NAMES",
 ] as const;
 
 /** One of {@link ENV_VARS}: configuration code names variables by this type, so one missing from the list does not compile. */

@@ -273,6 +273,12 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
     meaning: "false: new Robot Nodes get hcloud://bm-<number> (Cluster API Provider Hetzner's form).",
     hccm: "syself",
   },
+  DENO_CCM_ENV_NAMES: {
+    default: "",
+    meaning:
+      "The names the chart's `env:` sets (the chart sets it): a name the CCM does not read is named at start.",
+    hccm: "ours",
+  },
 };
 
 /** docs/reference/environment.md, from {@link ENV_REFERENCE}. */

@@ -100,6 +100,26 @@ function cannotServe(c: Case, s: ServiceSpec): boolean {
   return (restrictedRanges(s) && publicNet) || !tcp || s.spec?.allocateLoadBalancerNodePorts === false;
 }
 
+/** The `name` annotations two or more of the case's Services give (each its own Service's, say). */
+function namedTwice(c: Case): Set<string> {
+  const counts = new Map<string, number>();
+  for (const s of services(c)) {
+    const name = s.annotations?.[`${PREFIX}name`];
+    if (name !== undefined) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return new Set([...counts].filter(([, n]) => n > 1).map(([name]) => name));
+}
+
+/** Whether a Node of the case runs on a server the case leaves out of `HCLOUD_NETWORK`. */
+function nodeOutsideNetwork(c: Case): boolean {
+  const network = c.env?.HCLOUD_NETWORK;
+  if (!network) return false;
+  const nodes = new Set((c.nodes ?? []).map((n) => n.name));
+  return (c.seed.servers ?? []).some((s) =>
+    nodes.has(s.name) && !(s.private_net ?? []).some((p) => p.network === network)
+  );
+}
+
 /** Annotations whose values HCCM does not check (or checks less) and ours does. */
 const STRICTER = new Set([
   "name",
@@ -381,6 +401,45 @@ export const LISTED_DIFFERENCES: ListedDifference[] = [
       services(c).some((s) => s.annotations?.[`${PREFIX}node-selector`] !== undefined) &&
       (c.steps ?? []).some((s) => s.action === "label_node"),
     path: /^load_balancers\[[^\]]+\]\.(target_servers|targets|private_ip_by_server\[[^\]]+\])$/,
+  },
+  {
+    id: "one-name-first-service-keeps",
+    kind: "intentional",
+    summary: "Two Services naming one balancer (`load-balancer.hetzner.cloud/name`, without sharing): the " +
+      "balancer stays the first Service's, and the later one gets `SyncLoadBalancerFailed` and no ingress. HCCM " +
+      "hands the balancer to the later Service (its ports and owner label become the later one's), and " +
+      "deleting the later Service deletes the balancer the first still serves.",
+    reason:
+      "A name is something any tenant can write: with HCCM one Service takes another namespace's balancer " +
+      "(and its public IP) by naming it (security probes N6, P11). Sharing one balancer is asked for with " +
+      "`load-balancer-share` instead.",
+    cases: "cases in which two Services give the same `name` annotation (ours: `ours-hostile-name`)",
+    appliesTo: (c) => namedTwice(c).size > 0,
+    path:
+      /^(load_balancers\[[^\]]+\](\..+)?|services\.[^.]+\.ingress|warning_events\[Service\/[^/]+\/SyncLoadBalancerFailed\])$/,
+    which: (c, d) => {
+      const names = namedTwice(c);
+      const balancer = /^load_balancers\[([^\]]+)\]/.exec(d.path)?.[1];
+      if (balancer !== undefined) return names.has(balancer);
+      return services(c).some((s) =>
+        names.has(s.annotations?.[`${PREFIX}name`] ?? "") && servicePaths(s).test(d.path)
+      );
+    },
+  },
+  {
+    id: "node-outside-network-settles",
+    kind: "intentional",
+    summary:
+      "A Node whose server is not attached to `HCLOUD_NETWORK`: the same state as HCCM's (initialized, no " +
+      "InternalIP, no route, `NetworkUnavailable` True, `FailedToCreateRoute`), but ours says so once and " +
+      "settles; HCCM retries the route for ever, so it never settles.",
+    reason:
+      "Retrying cannot help until the server is attached, which changes the Node's addresses and brings a " +
+      "new attempt anyway; a retry loop only spends the project's API budget and repeats the event.",
+    cases: "cases with a Node on a server outside `HCLOUD_NETWORK` (ours: `ours-node-not-in-network`)",
+    appliesTo: nodeOutsideNetwork,
+    path: /^converged$/,
+    values: (expected, actual) => expected === false && actual === true,
   },
 ];
 

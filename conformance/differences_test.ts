@@ -46,3 +46,59 @@ Deno.test("differences: use-private-ip without a network is refused; bare second
   };
   assertEquals(listedFor(bare, d)?.id, "duration-bare-seconds");
 });
+
+Deno.test("differences: two Services naming one balancer, and a Node outside the Network, each have their rule (issue 59 item 7)", () => {
+  const named = (name: string) => ({
+    name,
+    annotations: { [`${P}name`]: "shared-lb" },
+    ports: [{ port: 80 }],
+  });
+  const c = caseWith([named("victim"), named("hostile"), {
+    name: "other",
+    annotations: {},
+    ports: [{ port: 80 }],
+  }]);
+  const at = (path: string, expected: unknown = "<uid:hostile>", actual: unknown = "<uid:victim>") => ({
+    phase: "step1:create_service",
+    path,
+    expected,
+    actual,
+  });
+  assertEquals(
+    listedFor(c, at("load_balancers[shared-lb].labels[hcloud-ccm/service-uid]"))?.id,
+    "one-name-first-service-keeps",
+  );
+  assertEquals(listedFor(c, at("load_balancers[shared-lb]", {}, null))?.id, "one-name-first-service-keeps");
+  assertEquals(
+    listedFor(c, at("services.hostile.ingress", [{ ip: "x" }], []))?.id,
+    "one-name-first-service-keeps",
+  );
+  assertEquals(
+    listedFor(c, at("services.other.ingress", [{ ip: "x" }], [])),
+    undefined,
+    "another Service's ingress",
+  );
+  assertEquals(
+    listedFor(c, at("load_balancers[<default-name:other>].labels[x]")),
+    undefined,
+    "another balancer",
+  );
+  assertEquals(listedFor(caseWith([named("victim")]), at("load_balancers[shared-lb]", {}, null)), undefined);
+
+  const outside: Case = {
+    name: "t",
+    env: { HCLOUD_NETWORK: "k8s" },
+    seed: { servers: [{ name: "node-0", private_net: [{ network: "k8s" }] }, { name: "node-1" }] },
+    nodes: [{ name: "node-0" }, { name: "node-1" }],
+    services: [],
+  };
+  const settled = { phase: "initial", path: "converged", expected: false, actual: true };
+  assertEquals(listedFor(outside, settled)?.id, "node-outside-network-settles");
+  assertEquals(
+    listedFor(outside, { ...settled, expected: true, actual: false }),
+    undefined,
+    "ours must settle",
+  );
+  const inside = { ...outside, seed: { servers: [outside.seed.servers![0]] }, nodes: [{ name: "node-0" }] };
+  assertEquals(listedFor(inside, settled), undefined);
+});

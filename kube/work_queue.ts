@@ -9,6 +9,7 @@ import type { Registry } from "../lib/metrics.ts";
 import { logger } from "../lib/log.ts";
 import { type Clock, type Quiescent, SYSTEM_CLOCK, type TimerId } from "../lib/clock.ts";
 import { FairFifo } from "./fair_fifo.ts";
+import type { LoopHealth } from "../lib/loop_health.ts";
 
 /** Settings of a {@link WorkQueue}. */
 export interface WorkQueueOptions {
@@ -250,6 +251,11 @@ export interface WorkerOptions {
    * Service's namespace, as it charges its changes (security review Q3).
    */
   payRetry?: (key: string, delayMs: number) => number;
+  /**
+   * The loop serving the whole cluster that a key runs, if it is one (a firewall sync, drift repair):
+   * each run's end is told to `health` (a gauge, and `/readyz` once it keeps failing).
+   */
+  loop?: { health: LoopHealth; name: (key: string) => string | undefined };
 }
 
 /**
@@ -274,6 +280,8 @@ export async function runWorkers(
       try {
         const result = await reconcile(key, signal);
         queue.forget(key);
+        const loop = options.loop?.name(key);
+        if (loop) options.loop!.health.ok(loop);
         if (result?.requeueAfterMs) queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
@@ -281,6 +289,8 @@ export async function runWorkers(
           log.debug("{key}: cancelled ({error})", { key, error: message });
           continue;
         }
+        const loop = options.loop?.name(key);
+        if (loop) options.loop!.health.failed(loop, message);
         const retry = policy(err);
         if (retry === "forget") {
           log.info("{key}: {error}; not retried until it changes", { key, error: message });

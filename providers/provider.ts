@@ -245,6 +245,8 @@ export interface FirewallSync {
   refused?: { service: string; message: string }[];
   /** What the operator should know of the firewall itself (it protects nothing yet, say): logged when it changes. */
   notice?: string;
+  /** Balancers the firewall has no room for (their addresses are not allowed; the others' rules were written). */
+  leftOut?: string[];
 }
 
 /**

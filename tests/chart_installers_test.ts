@@ -151,6 +151,29 @@ Deno.test({
         });
       }
 
+      await t.step(
+        "an env: name that looks like the CCM's but is not read is named in NOTES (Q12)",
+        async () => {
+          const r = await runHelm([
+            "install",
+            "hccm",
+            CHART,
+            "--namespace",
+            NS,
+            "--dry-run",
+            "--set",
+            "env.HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECT_NAMESPACES.value=,env.HCLOUD_DEBUG.value=true,env.HTTPS_PROXY.value=x",
+          ], env);
+          assert(r.ok, r.stderr);
+          assert(
+            r.stdout.includes(
+              "Not read by deno-ccm, so without effect (misspelled?): env.HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECT_NAMESPACES.",
+            ),
+            r.stdout,
+          );
+        },
+      );
+
       await t.step("keys neither chart knows are ignored and named in NOTES", async () => {
         const r = await runHelm([
           "install",

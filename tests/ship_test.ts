@@ -158,6 +158,10 @@ Deno.test({
           DENO_DIR: "/tmp/deno",
           HOME: "/tmp",
           NO_COLOR: "1",
+          // A misspelled setting in the chart's env: (review Q12): the binary may not read it, but the
+          // chart hands it the names it sets, so it names it.
+          HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECT_NAMESPACES: "",
+          DENO_CCM_ENV_NAMES: "HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECT_NAMESPACES",
         },
         stdout: "piped",
         stderr: "piped",
@@ -175,6 +179,14 @@ Deno.test({
         .catch((err) => {
           throw new Error(`${err.message}\nCCM output:\n${log}`);
         });
+      // A misspelled variable is named at start, with the one it misspells, under the compile permissions.
+      assert(
+        log.includes(
+          "environment variable HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECT_NAMESPACES is not read by deno-ccm " +
+            "(did you mean HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECTS_NAMESPACES?)",
+        ),
+        log,
+      );
       // The image's ENV (one malloc arena) is what the process runs with.
       const environ = (await Deno.readTextFile(`/proc/${child.pid}/environ`)).split("\0");
       assertEquals(Object.entries(imageEnv()).map(([k, v]) => environ.includes(`${k}=${v}`)), [true]);

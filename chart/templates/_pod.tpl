@@ -90,6 +90,11 @@ spec:
         - "--leader-elect={{ include "deno-ccm.leaderElect" . }}"
         - "--secure-port={{ .Values.statusPort }}"
       env:
+        {{- with include "deno-ccm.envNames" . }}
+        # The names set below, so the CCM can name one it does not read (it may read only its own).
+        - name: DENO_CCM_ENV_NAMES
+          value: {{ . | quote }}
+        {{- end }}
         {{- range $name, $var := .Values.env }}
         {{- if $var }}
         - name: {{ $name }}

@@ -74,6 +74,28 @@ rbac: [create]
 serviceAccount: [annotations]
 {{- end }}
 
+{{/*
+The names in env: that look like the CCM's (HCLOUD_, ROBOT_) but that deno-ccm does not read, as a YAML
+list (a misspelled setting is never silent: review Q12). files/env_vars.yaml is generated from the code.
+*/}}
+{{- define "deno-ccm.unknownEnv" -}}
+{{- $known := .Files.Get "files/env_vars.yaml" | fromYamlArray }}
+{{- $unknown := list }}
+{{- range $name, $_ := .Values.env }}
+{{- if and (or (hasPrefix "HCLOUD_" $name) (hasPrefix "ROBOT_" $name)) (not (has $name $known)) }}
+{{- $unknown = append $unknown $name }}
+{{- end }}
+{{- end }}
+{{- toYaml (sortAlpha $unknown) }}
+{{- end }}
+
+{{/* The names env: sets, comma-separated (the CCM names those it does not read). */}}
+{{- define "deno-ccm.envNames" -}}
+{{- $names := list }}
+{{- range $name, $var := .Values.env }}{{ if $var }}{{ $names = append $names $name }}{{ end }}{{ end }}
+{{- join "," (sortAlpha $names) }}
+{{- end }}
+
 {{/* The values this chart ignores, as dotted paths (a YAML list). */}}
 {{- define "deno-ccm.ignoredValues" -}}
 {{- $ignored := list }}

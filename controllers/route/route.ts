@@ -30,6 +30,7 @@ import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { hasTaint, managedNode, podCidrs, UNINITIALIZED_TAINT } from "../node_metadata.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
+import { LoopHealth } from "../../lib/loop_health.ts";
 import { LimitReachedError, rootCause, TerminalError } from "../../providers/errors.ts";
 
 /** The flags this controller reads, and nothing else of the command line. */
@@ -129,7 +130,11 @@ class RouteController implements Controller {
     await runWorkers(
       this.#queue,
       (_key, cancel) => withPriority("route", () => this.#reconcile(cancel)),
-      { policy: reconcilePolicy, signal },
+      {
+        policy: reconcilePolicy,
+        signal,
+        loop: { health: new LoopHealth(this.#ctx.metrics, this.#ctx.conditions), name: () => "route-sync" },
+      },
     );
   }
 

@@ -27,9 +27,16 @@ import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { CONFIRM_RECREATE } from "../../kube/well_known.ts";
+import { LoopHealth } from "../../lib/loop_health.ts";
 
 /** The jobs, each a key of the housekeeping queue. */
 type Job = "orphan-sweep" | "verify" | "drift-repair";
+/** Each job's name as a loop of the whole cluster (`/readyz`, `loop_consecutive_failures`). */
+const LOOP_NAMES: Record<Job, string> = {
+  "orphan-sweep": "orphan-sweep",
+  "verify": "lost-balancer-check",
+  "drift-repair": "drift-repair",
+};
 
 // Leaks come from a create in flight during a crash: the sweep 75 s after start and after every
 // cleanup finds them; the hourly one is a backstop.
@@ -128,7 +135,14 @@ export class LoadBalancerHousekeeping {
     await runWorkers(
       this.#queue,
       (key, cancel) => withPriority("loadbalancer", () => jobs[key as Job](cancel)),
-      { policy: reconcilePolicy, signal },
+      {
+        policy: reconcilePolicy,
+        signal,
+        loop: {
+          health: new LoopHealth(this.#ctx.metrics, this.#ctx.conditions),
+          name: (key) => LOOP_NAMES[key as Job],
+        },
+      },
     );
   }
 

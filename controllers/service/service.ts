@@ -25,6 +25,7 @@ import type { LoadBalancers } from "../../providers/provider.ts";
 import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
+import { LoopHealth } from "../../lib/loop_health.ts";
 import { nodeSet, NodeSetMemory } from "./service_nodes.ts";
 import { heldMessage } from "./node_change_guard.ts";
 import { ChangeBudget } from "./change_budget.ts";
@@ -217,7 +218,11 @@ class ServiceController implements Controller {
       runWorkers(
         this.#nodeQueue,
         (_key, cancel) => withPriority("loadbalancer", () => syncNodes(this.#nodeSync, cancel)),
-        { policy: reconcilePolicy, signal },
+        {
+          policy: reconcilePolicy,
+          signal,
+          loop: { health: new LoopHealth(this.#ctx.metrics, this.#ctx.conditions), name: () => "node-sync" },
+        },
       ),
       this.#housekeeping.run(signal),
       this.#firewall?.run(signal),

@@ -31,6 +31,7 @@ import { withPriority } from "../../lib/priority.ts";
 import { logger } from "../../lib/log.ts";
 import { refilled } from "../../lib/token_bucket.ts";
 import type { EventRecorder } from "../../kube/events.ts";
+import { LoopHealth } from "../../lib/loop_health.ts";
 
 /** Once the burst is spent, the fewest milliseconds between two syncs started by Service changes. */
 export const MIN_INTERVAL_MS = 60_000;
@@ -65,6 +66,10 @@ export class FirewallFollower {
   readonly #told = new Map<string, string>();
   /** The provider's last notice about the firewall (logged once per change). */
   #notice?: string;
+  /** The balancers the firewall had no room for, as last said. */
+  #leftOut = "";
+  readonly #leftOutGauge;
+  readonly #loops: LoopHealth;
 
   /** Follows the Services of `ctx`'s informer; refusals are recorded through `recorder`. */
   constructor(
@@ -89,6 +94,11 @@ export class FirewallFollower {
     this.#rules = ctx.metrics.gauge(
       "firewall_balancer_rules",
       "Firewall rules the CCM keeps for its balancers and the NodePort Services that open theirs.",
+    );
+    this.#loops = new LoopHealth(ctx.metrics, ctx.conditions);
+    this.#leftOutGauge = ctx.metrics.gauge(
+      "firewall_balancers_left_out",
+      "Balancers the firewall has no room for: their addresses are not allowed (the others' rules are written).",
     );
     this.#writes = ctx.metrics.counter(
       "firewall_rule_writes_total",
@@ -136,6 +146,7 @@ export class FirewallFollower {
     await runWorkers(this.#queue, (_key, cancel) => withPriority("loadbalancer", () => this.#sync(cancel)), {
       policy: reconcilePolicy,
       signal,
+      loop: { health: this.#loops, name: () => "firewall" },
     });
   }
 
@@ -167,6 +178,16 @@ export class FirewallFollower {
         this.#log.warning("{notice}", { notice: result.notice });
       }
       this.#notice = result.notice;
+      const leftOut = (result.leftOut ?? []).join(", ");
+      this.#leftOutGauge.set({}, result.leftOut?.length ?? 0);
+      if (leftOut && leftOut !== this.#leftOut) {
+        this.#log.warning(
+          "the firewall has no room for {n} load balancer(s), whose addresses it does not allow: {names} " +
+            "(the others' rules are written; free room among the operator's rules, or use fewer public balancers)",
+          { n: result.leftOut!.length, names: leftOut },
+        );
+      }
+      this.#leftOut = leftOut;
       if (result.changed) {
         this.#writes.inc();
         this.#log.info("firewall rules for the load balancers written: {rules} rule(s)", {

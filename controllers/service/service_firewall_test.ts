@@ -159,3 +159,33 @@ Deno.test("service firewall: a provider that watches is never checked periodical
     });
   }
 });
+
+Deno.test("service firewall: a keeper that keeps failing says so in /readyz and a gauge; balancers left out are counted (item 3, Q6)", async () => {
+  const fake = new FakeProvider();
+  let fail = true;
+  Object.assign(fake.loadBalancers, {
+    firewall: {
+      sync: () =>
+        fail
+          ? Promise.reject(new Error("the API answered 503"))
+          : Promise.resolve({ changed: true, rules: 1, leftOut: ["lb-newest"] }),
+    },
+  });
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("services", lb("web", 80));
+  await t.run(async () => {
+    await t.advance(300);
+    // Retried with backoff (10 s, 20 s, ...): the third failure in a row reaches /readyz.
+    for (let i = 0; i < 4 && !t.conditions.problem()?.includes("firewall"); i++) await t.advance(60_000);
+    assert(
+      /firewall: failed [3-9] times in a row, last: the API answered 503/.test(t.conditions.problem() ?? ""),
+      t.conditions.problem(),
+    );
+    assert(t.metrics.gauge("loop_consecutive_failures", "").get({ loop: "firewall" })! >= 3);
+    fail = false;
+    await t.advance(300_000);
+  });
+  assertEquals(t.conditions.problem(), undefined, "a success clears it");
+  assertEquals(t.metrics.gauge("loop_consecutive_failures", "").get({ loop: "firewall" }), 0);
+  assertEquals(t.metrics.gauge("firewall_balancers_left_out", "").get(), 1);
+});

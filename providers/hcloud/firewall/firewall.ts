@@ -28,52 +28,18 @@ import {
   nodePortRules,
   type NodePortRuleSpec,
   type Opening,
-  RulesDoNotFit,
-  type RuleSpec,
 } from "./rules.ts";
+import {
+  type ListedBalancer,
+  openingOf,
+  requestRule,
+  sameRules,
+  type ShownFirewall,
+  type ShownRule,
+} from "./shown_rules.ts";
 import { nodePortOpenings, type Refusal } from "./node_ports.ts";
 
 /** A firewall's rule as the API shows it. */
-interface ShownRule {
-  description?: string | null;
-  direction: string;
-  protocol: string;
-  port?: string | null;
-  source_ips?: string[];
-  destination_ips?: string[];
-}
-
-interface ShownFirewall {
-  id: number;
-  name: string;
-  labels?: Record<string, string>;
-  rules: ShownRule[];
-  applied_to?: unknown[];
-}
-
-/** The fields of a listed balancer the rules need. */
-interface ListedBalancer {
-  public_net?: { enabled?: boolean; ipv4?: { ip?: string | null } | null };
-  services?: { listen_port?: number; destination_port?: number; health_check?: { port?: number } }[];
-  targets?: { type?: string; use_private_ip?: boolean }[];
-}
-
-/**
- * What a balancer needs opened: its public IPv4 to the ports it sends to (of the services whose
- * listen port `only` names, when given); nothing when it has no public IPv4 or reaches every target
- * through the Network (IP targets, Robot's, always go public).
- */
-function openingOf(lb: ListedBalancer, only?: readonly number[]): Opening | undefined {
-  const ip = lb.public_net?.enabled ? lb.public_net.ipv4?.ip : undefined;
-  const publicTargets = (lb.targets ?? []).some((t) => t.type === "ip" || !t.use_private_ip);
-  if (!ip || !publicTargets) return undefined;
-  const ports = (lb.services ?? []).filter((s) => !only || only.includes(s.listen_port ?? -1))
-    .flatMap((s) => [s.destination_port, s.health_check?.port])
-    .filter((p): p is number => typeof p === "number");
-  return { source: ip, ports };
-}
-
-/** Firewall rule entries and effective rules one firewall holds (the API's limits). */
 const LIMITS = { entries: 50, effective: 500 };
 
 /** Where NodePort Services come from, and which namespaces may open theirs. */
@@ -97,6 +63,8 @@ export interface FirewallSyncResult {
   refused: Refusal[];
   /** What the operator should know of the firewall itself (applied to no server), if anything. */
   notice?: string;
+  /** Balancers (by name) the firewall had no room for: their addresses are not allowed (Q6). */
+  leftOut?: string[];
 }
 
 /** See the module doc. */
@@ -182,15 +150,13 @@ export class HcloudFirewall {
       entries: LIMITS.entries - others.length,
       effective: LIMITS.effective - effectiveCount(others),
     };
-    let desired: (RuleSpec | NodePortRuleSpec | ShownRule)[];
-    try {
-      desired = balancerRules(openings, room, marker);
-    } catch (err) {
-      if (err instanceof RulesDoNotFit) {
-        throw new TerminalError(`firewall ${this.#name}: ${err.message}`, { cause: err });
-      }
-      throw err;
-    }
+    // What the firewall allows the balancers now keeps its place when not everything fits.
+    const allowed = new Set(
+      (found?.rules ?? []).filter((r) => r.description === marker).flatMap((r) => r.source_ips ?? []),
+    );
+    const planned = balancerRules(openings, room, marker, allowed);
+    const desired: (ShownRule | NodePortRuleSpec)[] = planned.rules;
+    const leftOut = planned.leftOut.length ? { leftOut: planned.leftOut } : {};
     const refused: Refusal[] = [];
     if (this.#nodePorts) {
       const left = {
@@ -238,7 +204,9 @@ export class HcloudFirewall {
       : `firewall ${this.#name} is applied to no server: its rules protect nothing until you apply it ` +
         "to the Nodes' servers (the CCM never applies it, so it is never a server's first firewall)";
     const told = notice ? { notice } : {};
-    if (found && sameRules(mine, desired)) return { changed: false, rules: desired.length, refused, ...told };
+    if (found && sameRules(mine, desired)) {
+      return { changed: false, rules: desired.length, refused, ...told, ...leftOut };
+    }
     const rules = [...others, ...desired].map((r) => requestRule(r as ShownRule));
     if (!found) {
       const created = await this.#client.call(
@@ -257,7 +225,7 @@ export class HcloudFirewall {
         }),
       );
     }
-    return { changed: true, rules: desired.length, refused, ...told };
+    return { changed: true, rules: desired.length, refused, ...told, ...leftOut };
   }
 
   async #find(): Promise<ShownFirewall | undefined> {
@@ -289,30 +257,13 @@ export class HcloudFirewall {
           "get load balancer",
           this.#client.api.GET("/load_balancers/{id}", { params: { path: { id } } }),
         );
-        listed.push(openingOf(load_balancer as ListedBalancer, ports));
+        // Its own rules, for its Services' ports only (Q5).
+        const opening = openingOf(load_balancer as ListedBalancer, ports);
+        if (opening) listed.push({ ...opening, exclusive: true });
       } catch (err) {
         if (!(err instanceof CloudApiError && err.status === 404)) throw err;
       }
     }
     return listed.filter((o): o is Opening => o !== undefined);
   }
-}
-
-/** The rule as a request takes it: what the API showed, without the empty fields. */
-function requestRule(r: ShownRule): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(r).filter(([, v]) =>
-      v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0)
-    ),
-  );
-}
-
-function sameRules(shown: ShownRule[], desired: ShownRule[]): boolean {
-  const key = (r: ShownRule) =>
-    `${r.description ?? ""}|${r.direction}|${r.protocol}|${r.port ?? ""}|${
-      [...(r.source_ips ?? [])].sort().join(",")
-    }`;
-  const a = shown.map(key).sort();
-  const b = desired.map(key).sort();
-  return a.length === b.length && a.every((k, i) => k === b[i]);
 }

@@ -10,6 +10,15 @@
  * range opens the ports between to the cluster's own balancers only, which send nowhere but to the
  * ports their services name.
  *
+ * A co-managed balancer (made outside Kubernetes, `attach-to`) also carries its other owners'
+ * services to the Nodes, so it is never a source of those shared rules: its address gets rules of its
+ * own, for the ports its Services own only (security review Q5).
+ *
+ * When not every balancer fits, the rules are still written for those that do, the ones the firewall
+ * allows now first, and the rest are named (Q6: one balancer too many froze the firewall, so deleted
+ * balancers' addresses, which Hetzner hands to other customers, stayed allowed). Shrinking is always
+ * written: a source that is gone is gone from the rules.
+ *
  * @module
  */
 
@@ -17,6 +26,16 @@
 export interface Opening {
   source: string;
   ports: number[];
+  /** Its name, to say which one was left out. */
+  name?: string;
+  /** A co-managed balancer: rules of its own, never a source of the shared ones (Q5). */
+  exclusive?: boolean;
+}
+
+/** The rules planned, and the balancers (by name, else address) for which there was no room. */
+export interface PlannedRules {
+  rules: RuleSpec[];
+  leftOut: string[];
 }
 
 /** A rule as the API takes it. */
@@ -30,9 +49,6 @@ export interface RuleSpec {
 
 /** Most source CIDRs one rule takes (the API's limit). */
 export const SOURCES_PER_RULE = 100;
-
-/** Why the rules cannot fit (too many balancers for the room the operator's rules leave). */
-export class RulesDoNotFit extends Error {}
 
 /** Port ranges covering `ports`, adjacent ones merged: [[lo, hi], ...], ascending. */
 export function portRanges(ports: number[]): [number, number][] {
@@ -61,40 +77,73 @@ function mergeClosest(ranges: [number, number][], max: number): [number, number]
 
 /**
  * The rules for `openings`, within `room` (entries and effective rules left by the operator's
- * rules), each described as `description` (how the CCM knows its own). Throws RulesDoNotFit.
+ * rules), each described as `description` (how the CCM knows its own). `allowed` are the sources
+ * (`a.b.c.d/32`) the firewall allows now: when not all fit, they keep their place first.
  */
 export function balancerRules(
   openings: Opening[],
   room: { entries: number; effective: number },
   description: string,
+  allowed: ReadonlySet<string> = new Set(),
+): PlannedRules {
+  const wanting = openings.filter((o) => o.ports.length);
+  const leftOut: string[] = [];
+  const label = (o: Opening) => o.name ?? o.source;
+  // Co-managed balancers first: their rules are exact and few.
+  const exclusive: RuleSpec[] = [];
+  let left = { ...room };
+  for (const o of ordered(wanting.filter((o) => o.exclusive), allowed)) {
+    const own = portRanges(o.ports).map(([lo, hi]) => rule(description, lo, hi, [`${o.source}/32`]));
+    if (own.length <= left.entries && own.length <= left.effective) {
+      exclusive.push(...own);
+      left = { entries: left.entries - own.length, effective: left.effective - own.length };
+    } else leftOut.push(label(o));
+  }
+  // The shared rules: as many sources as fit with one range covering every port (the least room a
+  // source can take), then as many ranges as that room allows.
+  const pooled = ordered(wanting.filter((o) => !o.exclusive), allowed);
+  const sources = [...new Set(pooled.map((o) => `${o.source}/32`))];
+  const fit = Math.max(0, Math.min(sources.length, left.effective, SOURCES_PER_RULE * left.entries));
+  const kept = new Set(sources.slice(0, fit));
+  for (const o of pooled) if (!kept.has(`${o.source}/32`)) leftOut.push(label(o));
+  const shared = sharedRules(pooled.filter((o) => kept.has(`${o.source}/32`)), left, description);
+  return { rules: [...exclusive, ...shared], leftOut: [...new Set(leftOut)].sort() };
+}
+
+/** `openings` with those whose source the firewall allows now first, each part by address. */
+function ordered(openings: Opening[], allowed: ReadonlySet<string>): Opening[] {
+  const rank = (o: Opening) => allowed.has(`${o.source}/32`) ? 0 : 1;
+  return [...openings].sort((a, b) =>
+    rank(a) - rank(b) || (a.source < b.source ? -1 : a.source > b.source ? 1 : 0)
+  );
+}
+
+function rule(description: string, lo: number, hi: number, sources: string[]): RuleSpec {
+  return {
+    description,
+    direction: "in" as const,
+    protocol: "tcp" as const,
+    port: lo === hi ? String(lo) : `${lo}-${hi}`,
+    source_ips: sources,
+  };
+}
+
+/** One rule per port range and chunk of sources, every source on every range; `room` fits them all. */
+function sharedRules(
+  openings: Opening[],
+  room: { entries: number; effective: number },
+  description: string,
 ): RuleSpec[] {
-  const sources = [...new Set(openings.filter((o) => o.ports.length).map((o) => `${o.source}/32`))].sort();
+  const sources = [...new Set(openings.map((o) => `${o.source}/32`))].sort();
   if (sources.length === 0) return [];
   const chunks: string[][] = [];
   for (let i = 0; i < sources.length; i += SOURCES_PER_RULE) {
     chunks.push(sources.slice(i, i + SOURCES_PER_RULE));
   }
   // Each range costs one entry per chunk of sources, and one effective rule per source.
-  const byEntries = Math.floor(room.entries / chunks.length);
-  const byEffective = Math.floor(room.effective / sources.length);
-  const max = Math.min(byEntries, byEffective);
-  if (max < 1) {
-    throw new RulesDoNotFit(
-      `${sources.length} load balancers need ${chunks.length} rule(s) of ${sources.length} effective rules, ` +
-        `but the firewall has room for ${room.entries} rules and ${room.effective} effective rules besides ` +
-        "its other rules (a firewall holds 50 rules and 500 effective rules)",
-    );
-  }
-  const ranges = mergeClosest(portRanges(openings.flatMap((o) => o.ports)), max);
-  return ranges.flatMap(([lo, hi]) =>
-    chunks.map((chunk) => ({
-      description,
-      direction: "in" as const,
-      protocol: "tcp" as const,
-      port: lo === hi ? String(lo) : `${lo}-${hi}`,
-      source_ips: chunk,
-    }))
-  );
+  const max = Math.min(Math.floor(room.entries / chunks.length), Math.floor(room.effective / sources.length));
+  const ranges = mergeClosest(portRanges(openings.flatMap((o) => o.ports)), Math.max(1, max));
+  return ranges.flatMap(([lo, hi]) => chunks.map((chunk) => rule(description, lo, hi, chunk)));
 }
 
 /** What one Service's NodePorts need: a rule per port range and protocol, from its sources. */

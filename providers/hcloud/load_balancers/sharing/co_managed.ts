@@ -59,16 +59,12 @@ export function planCoManaged(
   owned: CoManagedState | undefined,
   target: { selector: string; usePrivateIp: boolean; addedByCluster: boolean },
 ): { actions: LbAction[]; conflicts: number[]; state: CoManagedState } {
+  // A port is this Service's only by its sealed record. A port sending to the Service's own NodePort
+  // proves nothing, even where every target is this cluster's: a tenant chooses its NodePort, and
+  // took someone else's port so, rewrote it and deleted it with the Service (review N1d; probe P2
+  // beside another owner's targets). The cost: a port added just before a crash, its record not yet
+  // written, is reported as someone else's (CoManagedPortConflict) until an operator removes it.
   const mine = new Set(owned?.id === lb.id ? owned.ports : []);
-  // A port sending to this Service's own NodePort is its own, record or not — but only where every
-  // target is this cluster's: a NodePort is unique in one cluster only and a tenant chooses its own,
-  // so beside another cluster's (or a person's) targets it proves nothing (probe P2).
-  const onlyOurTargets = lb.targets.length > 0 &&
-    lb.targets.every((t) => t.type === "label_selector" && t.label_selector?.selector === target.selector);
-  for (const want of onlyOurTargets ? desired : []) {
-    const actual = lb.services.find((s) => s.listen_port === want.listen_port);
-    if (actual && actual.destination_port === want.destination_port) mine.add(want.listen_port);
-  }
   const actions: LbAction[] = [];
   const conflicts: number[] = [];
   const ports: number[] = [];

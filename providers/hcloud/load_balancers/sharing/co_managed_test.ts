@@ -61,11 +61,12 @@ Deno.test("co-managed plan: own ports added, updated and removed; others reporte
   const otherBalancer = planCoManaged(lb([80]), [svc(80)], { id: 99, ports: [80], target: true }, target());
   assertEquals(otherBalancer.conflicts, [80], "ports owned on another balancer are not owned here");
 
-  // No (valid) record, but the port sends to this Service's own NodePort and every target is this
-  // cluster's: it is the Service's.
-  const healed = planCoManaged(lb([80], true, (p) => 30000 + p, false), [svc(80)], undefined, target(true));
-  assertEquals([healed.conflicts, healed.actions, healed.state.ports], [[], [], [80]]);
-  // Beside another owner's target, a NodePort the tenant chose to match proves nothing (probe P2).
+  // No (valid) record: a port that sends to the NodePort the tenant chose is not the Service's, even
+  // where every target is this cluster's (review N1d: someone's 80 → 31731, taken by a Service that
+  // picked NodePort 31731, rewritten and deleted with it) ...
+  const taken = planCoManaged(lb([80], true, (p) => 30000 + p, false), [svc(80)], undefined, target(true));
+  assertEquals([taken.conflicts, taken.actions, taken.state.ports], [[80], [], []]);
+  // ... nor beside another owner's target (probe P2).
   const chosen = planCoManaged(lb([80], true, (p) => 30000 + p), [svc(80)], undefined, target(true));
   assertEquals([chosen.conflicts, chosen.actions, chosen.state.ports], [[80], [], []]);
 });
