@@ -10,10 +10,10 @@ import { CloudApiError } from "./errors.ts";
 /**
  * The largest answer read whole (security probe N10: a 100 MB page took the process to 694 MB; review
  * Q9: parsed, small objects cost ~12 times their text, so 32 MB could take 388 MB, beyond the chart's
- * 256 Mi). Pages read whole are small (50 servers are ~250 kB); the lists of balancers, whose label
+ * 256 Mi). Pages read whole are small (50 servers are ~250 kB; one balancer over 10 000 servers ~1.5 MB); the lists of balancers, whose label
  * selectors list every server they match, are read as they stream (`STREAM_HEADER`, transport.ts).
  */
-export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** The deepest nesting an answer may have (a balancer nests 6 levels; Q9: deep nesting costs ~55× its text). */
 export const MAX_ANSWER_DEPTH = 64;

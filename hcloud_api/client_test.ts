@@ -159,7 +159,7 @@ Deno.test("hcloud client: a streamed list reads a page larger than the whole-ans
       (p, s) => client.api.GET("/load_balancers", { params: { query: { page: p } }, ...s }),
       (lb) => lb.id,
     );
-  // 40 items of 1 MB: past the 8 MB a whole answer may have, read one at a time.
+  // 40 items of 1 MB: past the 4 MB a whole answer may have, read one at a time.
   ids = Array.from({ length: 40 }, (_, i) => i + 1);
   assertEquals(await streamed(), ids);
   const whole = await assertRejects(

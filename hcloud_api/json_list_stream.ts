@@ -21,11 +21,12 @@ export interface StreamOptions {
 }
 
 /**
- * A balancer whose label selector resolves 50 000 servers is about 8 MB (Hetzner resolves at most a
- * few hundred). Parsed, an item of small objects costs ~12 times its text (security review Q9: 30 MB
- * took 388 MB), so this bound keeps one item under the chart's 256 Mi.
+ * A balancer whose label selector resolves 25 000 servers is about 4 MB (one resolving 5000 is
+ * ~750 kB; Hetzner resolves at most a few hundred). Parsed, an item of small objects costs ~12 times
+ * its text (security review Q9: 30 MB took 388 MB), so this bound keeps what one hostile item adds
+ * to ~45 MB (bench/hostile_answers.ts).
  */
-export const MAX_ITEM_CHARS = 8 * 1024 * 1024;
+export const MAX_ITEM_CHARS = 4 * 1024 * 1024;
 
 /**
  * The page's fields besides the list, together (`meta` is a few hundred bytes): all of them are

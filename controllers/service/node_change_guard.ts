@@ -13,6 +13,11 @@
  * per 15 minutes: at most 8 changes in the first hour and 4 an hour after), each costing one server
  * label write for the label-selector balancers plus one target action per node-selector balancer.
  *
+ * A Node deleted and registered again is the same writer (its name is its kubelet's identity): its
+ * bucket is kept while it is away (for as long as an empty one takes to refill), and coming back is a change like
+ * any other; without a token it is kept out of the balancers (seen with the exclusion label) until one
+ * comes (security review Q14: re-registering reset the bucket, 240 changes an hour instead of 7).
+ *
  * @module
  */
 import type { Node, Taint } from "kubernetes-types/core/v1.d.ts";
@@ -51,6 +56,8 @@ export interface HeldNode {
 /** See the module doc. */
 export class NodeChangeGuard {
   readonly #taken = new Map<string, Taken>();
+  /** Nodes gone from the view, with their buckets and when they left, for a full refill's time. */
+  readonly #departed = new Map<string, { taken: Taken; since: number }>();
   readonly #withLabels = new WeakMap<Node, string>();
   readonly #eligibilityOnly = new WeakMap<Node, string>();
 
@@ -81,7 +88,13 @@ export class NodeChangeGuard {
       const keys = labelsMatter ? this.#withLabels : this.#eligibilityOnly;
       let key = keys.get(node);
       if (key === undefined) keys.set(node, key = stateKey(labels, taints, labelsMatter));
-      const taken = this.#taken.get(name);
+      let taken = this.#taken.get(name);
+      const returning = !taken ? this.#departed.get(name)?.taken : undefined;
+      if (returning) {
+        // Back again: the same bucket, and coming back is a change (its key can never match).
+        this.#departed.delete(name);
+        this.#taken.set(name, taken = { ...returning, key: "" });
+      }
       if (!taken) {
         this.#taken.set(name, { labels, taints, key, tokens: this.capacity, at: now, warnedAt: -Infinity });
         return node;
@@ -103,7 +116,9 @@ export class NodeChangeGuard {
         taken.warnedAt = now;
       }
       // Held: as last taken. Where no node-selector reads labels, only the eligibility labels are held.
-      const heldLabels = labelsMatter ? taken.labels : withEligibility(labels, taken.labels);
+      // A Node held as it comes back is kept out until its token (it was out while it was away).
+      const lastTaken = taken.key === "" ? { ...taken.labels, [EXCLUDE_FROM_LB_LABEL]: "" } : taken.labels;
+      const heldLabels = labelsMatter ? lastTaken : withEligibility(labels, lastTaken);
       return {
         ...node,
         metadata: { ...node.metadata, labels: heldLabels },
@@ -113,7 +128,15 @@ export class NodeChangeGuard {
         },
       };
     });
-    for (const name of [...this.#taken.keys()]) if (!seen.has(name)) this.#taken.delete(name);
+    for (const [name, taken] of [...this.#taken]) {
+      if (seen.has(name)) continue;
+      this.#taken.delete(name);
+      this.#departed.set(name, { taken, since: now });
+    }
+    // Away for as long as an empty bucket takes to refill, a Node comes back as new.
+    for (const [name, { since }] of [...this.#departed]) {
+      if (now - since >= this.capacity * this.refillMs) this.#departed.delete(name);
+    }
     return { nodes: out, held, nextReleaseMs: next };
   }
 }

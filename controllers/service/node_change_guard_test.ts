@@ -54,3 +54,24 @@ Deno.test("node change guard: other labels count only where a node-selector read
   now += 60_000;
   assertEquals(guard.view([node({ a: "w" })], true).nodes[0].metadata?.labels?.a, "w");
 });
+
+Deno.test("node change guard: deleting and registering the Node again keeps its bucket; held, it stays out (Q14)", () => {
+  let now = 0;
+  const guard = new NodeChangeGuard(4, 15 * 60_000, () => now);
+  /** Whether the balancers see w1 as a target, one look every 30 s for an hour, alternating away and back. */
+  const targets: boolean[] = [];
+  for (let i = 0; i < 120; i++) {
+    const view = guard.view(i % 2 ? [] : [node({})], false);
+    targets.push(view.nodes.length === 1 && eligibleNode(view.nodes[0]));
+    now += 30_000;
+  }
+  const changes = targets.filter((v, i) => i > 0 && v !== targets[i - 1]).length;
+  // Before: 120 (every look a change). Now: leaving is never held (one change each), and each coming
+  // back takes a token: the 4 of the burst, then one per 15 minutes.
+  assertEquals(changes <= 2 * (4 + 4), true, `${changes} target changes in an hour`);
+  // A Node away longer than a full refill comes back as new.
+  now += 60 * 60_000;
+  guard.view([], false);
+  const back = guard.view([node({})], false);
+  assertEquals(eligibleNode(back.nodes[0]), true);
+});

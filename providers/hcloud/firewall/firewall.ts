@@ -136,6 +136,9 @@ export class HcloudFirewall {
     const openings = known ?? await this.#list(clusterId);
     this.#openings = { clusterId, openings };
     const marker = HcloudFirewall.marker(clusterId);
+    // The firewall is read after the balancers are listed, the last request before the write: the API
+    // has no precondition on a firewall's rules, so an operator's edit can be lost only within that one
+    // round trip (review Q15), and the next sync keeps whatever is there then.
     const found = await this.#find();
     if (found?.labels?.[CLUSTER_ID_LABEL] !== undefined && found.labels[CLUSTER_ID_LABEL] !== clusterId) {
       throw new TerminalError(
