@@ -11,7 +11,6 @@
 import { parseArgs } from "node:util";
 import { HcloudClient } from "../hcloud_api/mod.ts";
 
-const MB = 1024 * 1024;
 const enc = new TextEncoder();
 
 /** A body from `parts`, each a string or a generator of strings, made as it is read. */

@@ -17,8 +17,7 @@ Deno.test("change budget: a namespace churning its Services gets a burst, then o
 });
 
 Deno.test("change budget: a retry pays a token: its backoff, or later when the namespace's budget is spent (Q3)", () => {
-  let now = 0;
-  const budget = new ChangeBudget(2, 1_000, () => now);
+  const budget = new ChangeBudget(2, 1_000, () => 0);
   assertEquals(budget.payRetry("a", 5_000), 5_000, "tokens left: the backoff as it is");
   assertEquals(budget.admit("a", "a/1")?.delayMs, 0);
   assertEquals(budget.payRetry("a", 500), 1_000, "spent: the retry waits for its token");

@@ -315,16 +315,15 @@ class ServiceController implements Controller {
       statusPatch(svc, readyCondition(result.warnings), ingressChanged ? result.ingress : undefined),
     );
     this.#nodeSets.synced(key, selection.target);
-    // Nodes may have changed while the load balancer was being ensured, or a Node it kept may have
-    // drained meanwhile (a node sync then removed it, and this ensure, computed before, put it back:
-    // the draining test's rare stall); a node sync then catches up, as it does when a kept Node drains.
+    // Nodes may have changed while the balancer was being ensured: a node sync then may have skipped
+    // this Service (not synced yet) or been undone by this ensure, computed before. So its selection
+    // is looked at again now, against what was ensured: a node sync catches up on a difference, and a
+    // Node that left meanwhile is recorded as draining, its end scheduled (the draining test's stall:
+    // w2 left the pool between the first ensure and its record, and nothing looked again).
     const after = this.#nodeSets.targets(this.#drainMs());
-    if (after.set !== set) this.#nodeQueue.add(NODE_SYNC);
-    else if (selection.keep.size) {
-      if (this.#selection(key, svc, after.nodes, after.set).target !== selection.target) {
-        this.#nodeQueue.add(NODE_SYNC);
-      } else this.#scheduleDrainEnd();
-    }
+    const again = this.#selection(key, svc, after.nodes, after.set);
+    if (after.set !== set || again.target !== selection.target) this.#nodeQueue.add(NODE_SYNC);
+    else if (again.keep.size) this.#scheduleDrainEnd();
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 

@@ -247,6 +247,33 @@ Deno.test("service controller (fake provider, drainPeriodMs): a Node that stops 
   });
 });
 
+Deno.test("service controller (fake provider, drainPeriodMs): a Node leaving the selection while the balancer's first sync is under way still goes after the period (the draining race)", async () => {
+  // tests/draining_test.ts:114 stalled this way on a fresh machine: w2 left the pool right after the
+  // balancer's targets appeared but before its first sync was recorded; the node sync in between
+  // skipped the not-yet-synced Service, and nothing looked again.
+  const fake = new FakeProvider();
+  fake.drainMs = 60_000;
+  fake.delayMs = 5_000; // every provider call is under way for 5 s of the fake clock
+  const t = newController(serviceController, fake);
+  fake.clock = t.clock;
+  for (const name of ["a", "b"]) t.apiserver.seed("nodes", node(name, { pool: "web" }));
+  const selective = service("web");
+  (selective.metadata as Record<string, unknown>).annotations = { [FAKE_NODE_SELECTOR]: "pool=web" };
+  t.apiserver.seed("services", selective);
+  const hosts = () => fake.balancers.get("default/web")?.hosts;
+  await t.run(async () => {
+    await t.advance(100);
+    assertEquals(fake.callsOf("ensure-load-balancer").length, 1, "the first ensure is under way");
+    await t.client.patch(NODES, "b", "merge", { metadata: { labels: { pool: "db" } } });
+    // The node sync the change asks for runs while the ensure is still under way.
+    await t.advance(3_000);
+    await t.advance(5_000);
+    assertEquals(hosts(), ["a", "b"], "the ensure computed before b left: b is a target, and drains");
+    await t.advance(fake.drainMs + 30_000);
+    assertEquals(hosts(), ["a"], "b goes once the period is over");
+  });
+});
+
 Deno.test("service controller (fake provider): without draining a Node that stops matching the node selector goes at once (upstream)", async () => {
   const fake = new FakeProvider();
   const t = newController(serviceController, fake);
