@@ -18,6 +18,7 @@ import { Registry } from "./lib/metrics.ts";
 import { logger, redact, setupLogging } from "./lib/log.ts";
 import { readEnv } from "./config/env.ts";
 import { environmentNames, unknownEnvWarnings } from "./config/unknown_env.ts";
+import { freshSeed, seedProcessRandom } from "./lib/random.ts";
 
 /** Exit code for configuration errors, as Go's flag package uses. */
 export const EXIT_CONFIG = 2;
@@ -68,6 +69,11 @@ export async function main(args: string[], env: Record<string, string | undefine
     Deno.unrefTimer(timer);
   };
   for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, onSignal(sig));
+  // What the process spreads at random (retry jitter, watch timeouts, event names) comes from one
+  // seed, logged, so a run's choices can be told and replayed.
+  const seed = freshSeed();
+  seedProcessRandom(seed);
+  log.debug("random seed {seed}", { seed });
   // A misspelled setting is never silent (review Q12); names only, never a value.
   for (const warning of unknownEnvWarnings(environmentNames(env))) log.warning("{warning}", { warning });
   if (ignored.length) {

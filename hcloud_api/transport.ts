@@ -14,6 +14,7 @@ import { withCurrent } from "../lib/cancellation.ts";
 import { CloudApiError } from "./errors.ts";
 import { describeNetworkError } from "../lib/network_error.ts";
 import { boundedStream, exactNumbers } from "./bounded_answer.ts";
+import { processRandom } from "../lib/random.ts";
 
 /** The contract: any `fetch`-like function. Tests may swap it. */
 export type HcloudTransport = (request: Request) => Promise<Response>;
@@ -244,7 +245,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       const delay = retryAfter > 0
         ? retryAfter * 1000
         : code === 429
-        ? base * (1 + Math.random() * 0.5)
+        ? base * (1 + processRandom() * 0.5)
         : backoffDelay(attempt, { baseMs: base, maxMs: 30_000, jitter: 0.5 });
       if (code === 429) pausedUntil = Math.max(pausedUntil, Date.now() + delay);
       await response?.body?.cancel();

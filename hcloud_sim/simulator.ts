@@ -44,6 +44,8 @@ export interface SimulatorOptions {
   /** Called for every `/v1` response (tests validate bodies against the OpenAPI schema). */
   onResponse?: (info: { method: string; route: string; status: number; body: unknown }) => void;
   quiet?: boolean;
+  /** Where random faults come from (default `Math.random`; a seeded one replays a run's faults). */
+  random?: () => number;
 }
 
 /** The token the simulator accepts by default (64 characters, like real tokens). */
@@ -92,6 +94,7 @@ export class Simulator {
     this.world.actionDurationMs = options.actionDurationMs ?? 1_000;
     Object.assign(this.world.networkLimits, options.networkLimits ?? {});
     this.faults.latencyMs = options.latencyMs ?? 0;
+    if (options.random) this.world.random = options.random;
     this.#control = controlRoutes(this);
   }
 
@@ -172,7 +175,7 @@ export class Simulator {
       userAgent: request.headers.get("user-agent") ?? "",
     };
     this.audit.push(entry);
-    const spike = this.faults.latencySpike && Math.random() < this.faults.latencySpike.rate;
+    const spike = this.faults.latencySpike && this.world.random() < this.faults.latencySpike.rate;
     if (spike) this.latencySpikes++;
     const extra = this.faults.latencyMs + (spike ? this.faults.latencySpike!.ms : 0);
     if (extra > 0) await new Promise((r) => setTimeout(r, extra));
@@ -242,7 +245,7 @@ export class Simulator {
       if (rule.untilMs !== undefined && now > rule.untilMs) continue;
       if (rule.count !== undefined && rule.count <= 0) continue;
       if (!new RegExp(rule.match).test(routeName)) continue;
-      if (Math.random() >= (rule.rate ?? 1)) continue;
+      if (this.world.random() >= (rule.rate ?? 1)) continue;
       if (rule.count !== undefined) rule.count--;
       entry.route = routeName;
       entry.status = rule.status;

@@ -88,6 +88,8 @@ export class World {
   /** Actions made to fail so far (by either knob). */
   failedActions = 0;
   now: () => number = Date.now;
+  /** Where the world's random faults come from (a test seeds it to replay a run). */
+  random: () => number = Math.random;
 
   /** A fresh ID (unique across resource kinds, which Hetzner does not promise but allows). */
   id(): number {
@@ -109,7 +111,7 @@ export class World {
     const id = this.id();
     let error: ActionRecord["error"];
     if (
-      this.actionFailure.next > 0 || (this.actionFailure.rate > 0 && Math.random() < this.actionFailure.rate)
+      this.actionFailure.next > 0 || (this.actionFailure.rate > 0 && this.random() < this.actionFailure.rate)
     ) {
       if (this.actionFailure.next > 0) this.actionFailure.next--;
       this.failedActions++;

@@ -11,6 +11,7 @@ import type { KubeClient } from "./client.ts";
 import { KubeApiError } from "./errors.ts";
 import { EVENTS, type ResourceType } from "./resources.ts";
 import { logger, redact } from "../lib/log.ts";
+import { processRandom } from "../lib/random.ts";
 
 /** Event type. */
 export type EventType = "Normal" | "Warning";
@@ -129,7 +130,7 @@ export class EventRecorder {
       apiVersion: "v1",
       kind: "Event",
       metadata: {
-        name: `${ref.name}.${(now.getTime() * 1e6 + Math.floor(Math.random() * 1e6)).toString(16)}`,
+        name: `${ref.name}.${(now.getTime() * 1e6 + Math.floor(processRandom() * 1e6)).toString(16)}`,
         namespace,
       },
       involvedObject: ref,

@@ -11,6 +11,7 @@ import { KubeApiError } from "./errors.ts";
 import type { ResourceType } from "./resources.ts";
 import { abortableSleep, backoffDelay, type BackoffOptions } from "../lib/sleep.ts";
 import { logger } from "../lib/log.ts";
+import { processRandom } from "../lib/random.ts";
 
 /** Callbacks for cache changes. They run synchronously and should only enqueue work. */
 export interface InformerHandlers<T> {
@@ -207,7 +208,7 @@ export class Informer<T> {
   async #watch(outer: AbortSignal): Promise<void> {
     const { namespace, labelSelector, fieldSelector } = this.#options;
     const watchdogMs = this.#options.watchdogMs ?? 180_000;
-    const timeoutSeconds = this.#options.watchTimeoutSeconds ?? Math.floor(300 * (1 + Math.random()));
+    const timeoutSeconds = this.#options.watchTimeoutSeconds ?? Math.floor(300 * (1 + processRandom()));
     const inner = new AbortController();
     const stop = () => inner.abort(outer.reason);
     outer.addEventListener("abort", stop, { once: true });

@@ -14,6 +14,7 @@ import { LEASES } from "./resources.ts";
 import { abortableSleep } from "../lib/sleep.ts";
 import type { Registry } from "../lib/metrics.ts";
 import { logger } from "../lib/log.ts";
+import { processRandom } from "../lib/random.ts";
 
 /** Settings of a {@link LeaderElector}; the defaults are upstream's. */
 export interface LeaderElectionOptions {
@@ -81,7 +82,7 @@ export class LeaderElector {
    */
   async run(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<"stopped" | "lost"> {
     while (!signal.aborted && !(await this.#tryAcquireOrRenew(callbacks))) {
-      await abortableSleep(this.#retryMs * (1 + 0.2 * Math.random()), signal).catch(() => {});
+      await abortableSleep(this.#retryMs * (1 + 0.2 * processRandom()), signal).catch(() => {});
     }
     if (signal.aborted) return "stopped";
     this.#setLeading(true);

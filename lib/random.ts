@@ -25,11 +25,38 @@ export function seededRandom(seed: number): Random {
   };
 }
 
-/** A seed for a run: the `SEED` environment variable when set (to replay one), else a fresh one. */
-export function runSeed(): number {
-  const given = Deno.env.get("SEED");
-  if (given !== undefined && /^\d+$/.test(given)) return Number(given) >>> 0;
+/** A fresh seed (not for secrets: a seed is printed so a run can be replayed). */
+export function freshSeed(): number {
   return crypto.getRandomValues(new Uint32Array(1))[0];
+}
+
+/**
+ * A seed for a test run: the `SEED` environment variable when set (to replay one), else a fresh one.
+ * (The compiled binary may not read `SEED`: it always takes a fresh one.)
+ */
+export function runSeed(): number {
+  let given: string | undefined;
+  try {
+    given = Deno.env.get("SEED");
+  } catch {
+    given = undefined;
+  }
+  if (given !== undefined && /^\d+$/.test(given)) return Number(given) >>> 0;
+  return freshSeed();
+}
+
+let processSource: Random = seededRandom(freshSeed());
+
+/**
+ * The process's source of randomness for what it only spreads out (retry jitter, watch timeouts,
+ * event name suffixes): every product component takes it as its default, so one call of
+ * {@link seedProcessRandom} makes a run's random choices replay. Never for secrets or identities.
+ */
+export const processRandom: Random = () => processSource();
+
+/** Seeds {@link processRandom} (a test, or a replay). */
+export function seedProcessRandom(seed: number): void {
+  processSource = seededRandom(seed);
 }
 
 /** An integer in [0, n) from `random`. */

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../testing/assert.ts";
-import { pick, seededRandom } from "./random.ts";
+import { pick, processRandom, seededRandom, seedProcessRandom } from "./random.ts";
+import { backoffDelay } from "./sleep.ts";
 
 Deno.test("seeded random: one seed replays its sequence; another seed gives another; values stay in [0, 1)", () => {
   const take = (seed: number) => {
@@ -14,4 +15,19 @@ Deno.test("seeded random: one seed replays its sequence; another seed gives anot
   const counts = [0, 0, 0, 0, 0, 0];
   for (let i = 0; i < 6000; i++) counts[pick(r, 6)]++;
   assert(counts.every((c) => c > 800 && c < 1200), `counts ${counts}`);
+});
+
+Deno.test("process random: one seed replays what the product spreads at random (retry jitter, event names)", () => {
+  const draw = () => {
+    seedProcessRandom(1234);
+    return [
+      backoffDelay(3, { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 }),
+      backoffDelay(4, { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 }),
+      processRandom(),
+    ];
+  };
+  const first = draw();
+  assertEquals(draw(), first);
+  seedProcessRandom(1235);
+  assert(processRandom() !== first[2], "another seed, another draw");
 });

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { processRandom } from "./random.ts";
 
 /** Waits `ms` milliseconds; rejects with the signal's reason when it aborts first. */
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -36,7 +37,7 @@ export interface BackoffOptions {
 export function backoffDelay(
   attempt: number,
   options: BackoffOptions,
-  random: () => number = Math.random,
+  random: () => number = processRandom,
 ): number {
   const exp = options.baseMs * Math.pow(options.factor ?? 2, Math.min(attempt, 60));
   const capped = Math.min(options.maxMs, exp);

@@ -19,6 +19,7 @@ import { NODES, SERVICES } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { emptyCloudPhase, hostileServicePhase } from "./fault_phases.ts";
 import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
+import { runSeed, seededRandom } from "../lib/random.ts";
 
 /** Sizes and fault rates of one run. */
 export interface FaultScenarioOptions {
@@ -46,10 +47,17 @@ export interface FaultScenarioOptions {
   ccmArgs?: string[];
   /** After converging: a hostile Service, then a cloud that looks empty for `emptyForMs`. */
   safetyPhases?: { emptyForMs: number };
+  /**
+   * The seed of the workload's random pauses (default: `SEED`, else a fresh one; the result names
+   * it). Real processes and real time still interleave, so a seed replays the workload, not the run.
+   */
+  seed?: number;
 }
 
 /** What a run did and how it ended. */
 export interface FaultScenarioResult {
+  /** The workload's seed (`SEED=<n>` replays its choices). */
+  seed: number;
   /** Seconds of faults (the workload's duration). */
   faultSeconds: number;
   /** Seconds from the faults stopping to every invariant holding, or undefined when they never did. */
@@ -110,6 +118,8 @@ export async function runFaultScenario(
   sim: Simulator,
   options: FaultScenarioOptions,
 ): Promise<FaultScenarioResult> {
+  const seed = options.seed ?? runSeed();
+  const random = seededRandom(seed);
   applySeed(sim, {
     networks: [{
       name: "k8s",
@@ -198,7 +208,7 @@ export async function runFaultScenario(
     const killer = (async () => {
       const [min, max] = options.killEveryMs;
       while (running) {
-        await sleep(min + Math.random() * (max - min));
+        await sleep(min + random() * (max - min));
         if (!running) break;
         const last = usage.get(ccm) ?? { rss: 0, cpu: 0 };
         usage.set(ccm, { ...last, rss: Math.max(last.rss, ccm.peakRssBytes() ?? 0) });
@@ -227,13 +237,13 @@ export async function runFaultScenario(
         await Promise.all(Array.from({ length: size }, async (_, k) => {
           const name = `cycle-${first + k}`;
           await retrying(() => client.create(SERVICES, lbService(name)));
-          await sleep(Math.random() * options.serviceStepMaxMs);
+          await sleep(random() * options.serviceStepMaxMs);
           await retrying(() =>
             client.patch(SERVICES, name, "merge", { spec: { ports: [{ name: "p", port: 8080 }] } }, {
               namespace: "default",
             })
           );
-          await sleep(Math.random() * options.serviceStepMaxMs);
+          await sleep(random() * options.serviceStepMaxMs);
           await retrying(() => client.delete(SERVICES, name, { namespace: "default" }));
         }));
       }
@@ -294,6 +304,7 @@ export async function runFaultScenario(
     clearInterval(sampler);
     const figures = [...usage.values()];
     return {
+      seed,
       faultSeconds,
       convergedSeconds,
       openAfter: open,
