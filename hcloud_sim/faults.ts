@@ -17,8 +17,15 @@ export interface FaultRule {
   html?: boolean;
   /** Stop after this many injected failures. */
   count?: number;
+  /** Let this many matching requests through first (the Nth write of a route, for a sweep). */
+  skip?: number;
   /** Stop at this time (ms since epoch). */
   untilMs?: number;
+  /**
+   * Carry the request out, then answer with the fault instead of its result: the response was lost
+   * (a proxy's timeout after the API applied it). The client cannot tell it from a request never made.
+   */
+  applied?: boolean;
 }
 
 /** Fault knobs, settable through `PUT /_sim/faults`. */

@@ -206,11 +206,13 @@ export class Simulator {
           : faults.notFound("endpoint");
       }
       const injected = this.#injected(routeName, entry);
-      if (injected) return injected(headers);
+      if (injected && !injected.applied) return injected.respond(headers);
       const body = await readJson(request);
       const ctx: HandlerContext = { world: this.world, baseUrl: this.endpoint };
       const req: SimRequest = { method: request.method, path, query: url.searchParams, body };
       reply = match.route.handler(req, match.params, ctx);
+      // Applied, its answer lost on the way back.
+      if (injected) return injected.respond(headers);
     } catch (err) {
       if (!(err instanceof ApiFault)) console.error("simulator handler failed:", err);
       const fault = err instanceof ApiFault ? err : faults.code(500, "server_error", "internal error");
@@ -239,29 +241,43 @@ export class Simulator {
     return undefined;
   }
 
-  #injected(routeName: string, entry: AuditEntry): ((headers: Headers) => Response) | undefined {
+  #injected(
+    routeName: string,
+    entry: AuditEntry,
+  ): { applied: boolean; respond: (headers: Headers) => Response } | undefined {
     const now = Date.now();
     for (const rule of this.faults.rules) {
       if (rule.untilMs !== undefined && now > rule.untilMs) continue;
       if (rule.count !== undefined && rule.count <= 0) continue;
       if (!new RegExp(rule.match).test(routeName)) continue;
+      if (rule.skip !== undefined && rule.skip > 0) {
+        rule.skip--;
+        continue;
+      }
       if (this.world.random() >= (rule.rate ?? 1)) continue;
       if (rule.count !== undefined) rule.count--;
       entry.route = routeName;
       entry.status = rule.status;
       if (rule.status === 429) this.rateLimited++;
+      const applied = rule.applied === true;
       if (rule.html) {
-        return (headers) => {
-          headers.set("content-type", "text/html");
-          return new Response(`<html><body><h1>${rule.status} Bad Gateway</h1></body></html>`, {
-            status: rule.status,
-            headers,
-          });
+        return {
+          applied,
+          respond: (headers) => {
+            headers.set("content-type", "text/html");
+            return new Response(`<html><body><h1>${rule.status} Bad Gateway</h1></body></html>`, {
+              status: rule.status,
+              headers,
+            });
+          },
         };
       }
       const body = faults.code(rule.status, rule.code, rule.message ?? `injected ${rule.code}`).body();
       this.#options.onResponse?.({ method: entry.method, route: routeName, status: rule.status, body });
-      return (headers) => new Response(JSON.stringify(body), { status: rule.status, headers });
+      return {
+        applied,
+        respond: (headers) => new Response(JSON.stringify(body), { status: rule.status, headers }),
+      };
     }
     return undefined;
   }
