@@ -8,6 +8,7 @@
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../../testing/assert.ts";
 import { startTestSim, type TestSim } from "../../../testing/sim_harness.ts";
+import { sweepLostAnswers } from "../../../testing/lost_answers.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
 
@@ -97,71 +98,69 @@ function observed(t: TestSim) {
 }
 
 Deno.test("lost responses: every write of a balancer's creation, change and deletion, applied with its answer lost, converges on the reference", async () => {
-  // The reference: create, change, delete; the cloud after each step, and the mutating requests in order.
-  const ref = await world();
-  const reference: ReturnType<typeof observed>[] = [];
-  let writes: string[];
-  try {
-    for (const step of ref.steps) {
-      await step();
-      reference.push(observed(ref.t));
-    }
-    writes = ref.t.sim.audit.filter((e) => e.method !== "GET").map((e) => e.route);
-  } finally {
-    await ref.t.finish();
-  }
+  const { writes } = await sweepLostAnswers(world, observed, (t, where) => {
+    const creates = t.sim.audit.filter((e) => e.route === "POST /load_balancers").length;
+    assertEquals(creates, 1, `${where}: a second create would be a new public IP`);
+  });
   assert(
     writes.includes("POST /load_balancers") && writes.includes("DELETE /load_balancers/{id}"),
     writes.join(", "),
   );
-  // Each write, by its route and which of that route's requests it was.
-  const points = writes.map((route, i) => ({
-    route,
-    nth: writes.slice(0, i).filter((r) => r === route).length,
-  }));
-  for (const { route, nth } of points) {
-    const run = await world();
-    try {
-      // Let the first `nth` pass, lose the answer of the next one (a proxy's timeout after the API applied it).
-      const rule = {
-        match: `^${route.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
-        status: 504,
-        code: "timeout",
-        html: true,
-        applied: true,
-        count: 1,
-        skip: nth,
-      };
-      run.t.sim.faults.rules.push(rule);
-      const failures: string[] = [];
-      for (const [i, step] of run.steps.entries()) {
-        // A failed step is retried, as the controller's backoff would.
-        for (let attempt = 0; attempt < 5; attempt++) {
-          try {
-            await step();
-            break;
-          } catch (err) {
-            failures.push((err as Error).message);
-          }
-        }
-        const where = `answer of ${route} #${nth + 1} lost, step ${i + 1} (failures: ${
-          failures.join(" | ")
-        })`;
-        assertEquals(observed(run.t), reference[i], where);
-      }
-      // The answer was lost (a PUT the transport repeats on its own; a POST or DELETE fails the step).
-      assertEquals(rule.count, 0, `answer of ${route} #${nth + 1}: the fault must have fired`);
-      const creates = run.t.sim.audit.filter((e) => e.route === "POST /load_balancers").length;
-      assertEquals(
-        creates,
-        1,
-        `answer of ${route} #${nth + 1} lost: a second create would be a new public IP`,
-      );
-    } finally {
-      await run.t.finish();
-    }
-  }
   console.log(
-    `lost responses: ${points.length} write(s) of the reference, each lost once: ${writes.join(", ")}`,
+    `lost responses: ${writes.length} write(s) of the reference, each lost once: ${writes.join(", ")}`,
   );
+});
+
+Deno.test("lost responses: a shared balancer's every write (two Services join, then leave), its answer lost, converges on the reference", async () => {
+  const SHARE = "service.deno-ccm.io/load-balancer-share";
+  const sharedWorld = async () => {
+    const t = await startTestSim({ actionDurationMs: 0 });
+    const svc = (name: string, port: number, nodePort: number): Service => ({
+      metadata: {
+        name,
+        namespace: "shop",
+        uid: `uid-${name}`,
+        annotations: { [`${P}location`]: "nbg1", [SHARE]: "edge" },
+      },
+      spec: { type: "LoadBalancer", ports: [{ name: "p", port, protocol: "TCP", nodePort }] },
+    });
+    const services = [svc("a", 80, 30080), svc("b", 443, 30443)];
+    const gone = new Set<string>();
+    const provider = await providerOnSim(t, {}, {
+      clusterId: CLUSTER,
+      services: () => services.filter((s) => !gone.has(s.metadata!.name!)),
+    });
+    const lbs = provider.loadBalancers!;
+    const server = t.sim.addServer({ name: "n1", location: "nbg1", labels: {} });
+    const nodes: Node[] = [{ metadata: { name: "n1" }, spec: { providerID: `hcloud://${server.id}` } }];
+    // What the controller does with a result: its annotations written onto the Service.
+    const keep = (s: Service, annotations?: Record<string, string | null>) => {
+      for (const [k, v] of Object.entries(annotations ?? {})) {
+        if (v === null) delete s.metadata!.annotations![k];
+        else s.metadata!.annotations![k] = v;
+      }
+    };
+    const ensure = async (s: Service) =>
+      keep(s, (await lbs.ensureLoadBalancer({ clusterName: "k", service: s, nodes })).annotations);
+    const remove = async (s: Service) => {
+      gone.add(s.metadata!.name!);
+      const result = await lbs.ensureLoadBalancerDeleted("k", s);
+      keep(s, (result as { annotations?: Record<string, string | null> } | void)?.annotations);
+    };
+    return {
+      t,
+      steps: [
+        () => ensure(services[0]),
+        () => ensure(services[1]),
+        () => remove(services[0]),
+        () => remove(services[1]),
+      ],
+    };
+  };
+  const { writes } = await sweepLostAnswers(sharedWorld, observed, (t, where) => {
+    const creates = t.sim.audit.filter((e) => e.route === "POST /load_balancers").length;
+    assertEquals(creates, 1, `${where}: one shared balancer, made once`);
+  });
+  assert(writes.includes("DELETE /load_balancers/{id}"), writes.join(", "));
+  console.log(`lost responses (shared): ${writes.length} write(s): ${writes.join(", ")}`);
 });

@@ -4,6 +4,7 @@ import { startTestSim } from "../../../testing/sim_harness.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
 import { LimitReachedError, rootCause, TerminalError } from "../../errors.ts";
+import { sweepLostAnswers } from "../../../testing/lost_answers.ts";
 
 Deno.test("hcloud routes: a full network is a LimitReachedError naming it; a Node outside it is terminal", async () => {
   const t = await startTestSim({ actionDurationMs: 0, networkLimits: { routes: 1 } });
@@ -98,4 +99,43 @@ Deno.test("hcloud routes: a gateway the last server list does not know is placed
   } finally {
     await t.finish();
   }
+});
+
+Deno.test("hcloud routes: every route write, applied with its answer lost, converges on the reference's routes", async () => {
+  const world = async () => {
+    const t = await startTestSim({ actionDurationMs: 0 });
+    applySeed(t.sim, {
+      networks: [{
+        name: "k8s",
+        ip_range: "10.0.0.0/8",
+        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+      }],
+    });
+    const provider = await providerOnSim(t, { HCLOUD_NETWORK: "k8s" });
+    const routes = provider.routes!;
+    const [a, b] = ["a", "b"].map((name) => t.sim.addServer({ name, private_net: [{ network: "k8s" }] }));
+    const route = (name: string, ip: string, cidr: string) => ({
+      name: `${ip}-${cidr}`,
+      targetNode: name,
+      targetNodeAddresses: [{ type: "InternalIP", address: ip }],
+      destinationCIDR: cidr,
+    });
+    const ra = route("a", a.private_net[0].ip!, "10.244.0.0/24");
+    const rb = route("b", b.private_net[0].ip!, "10.244.1.0/24");
+    return {
+      t,
+      steps: [
+        async () => (await routes.listRoutes("k")).length,
+        () => routes.createRoute("k", "a", ra),
+        () => routes.createRoute("k", "b", rb),
+        () => routes.deleteRoute("k", ra),
+      ],
+    };
+  };
+  const { writes } = await sweepLostAnswers(
+    world,
+    (t) =>
+      [...t.sim.world.networks.values()].map((n) => n.routes.map((r) => `${r.destination} via ${r.gateway}`)),
+  );
+  assertEquals(writes.filter((w) => w.includes("route")).length, 3, writes.join(", "));
 });
