@@ -5,6 +5,11 @@
  * precondition, and a log of every request. Label and field selectors are ignored; the real
  * apiserver suite covers them.
  *
+ * It can lie the ways a real one does (issue 60 item 2): it keeps a history of changes, so a watch
+ * from a resourceVersion replays what came after it, and one from before a {@link
+ * MemoryApiserver.compact} gets `410 Gone`; an update or patch naming a resourceVersion that is not
+ * the object's current one gets `409 Conflict`; `watchDelayMs` makes every watcher see events late.
+ *
  * @module
  */
 import type { KubeRequest, KubeTransport } from "../kube/transport.ts";
@@ -65,6 +70,9 @@ function merge(target: unknown, patch: unknown, strategic: boolean): unknown {
   return out;
 }
 
+/** Changes kept for watches from an older version. */
+const MAX_HISTORY = 10_000;
+
 /** See the module doc. */
 export class MemoryApiserver implements KubeTransport {
   /** Objects by `plural` → `namespace/name`. */
@@ -72,6 +80,12 @@ export class MemoryApiserver implements KubeTransport {
   readonly #watchers = new Set<Watcher>();
   #rv = 1;
   #uid = 1;
+  /** Every change since the last compaction, in order: what a watch from an older version replays. */
+  readonly #history: { plural: string; type: string; obj: Obj; previous?: Obj }[] = [];
+  /** The oldest resourceVersion a watch may start from (a compaction moves it). */
+  #oldest = 0;
+  /** How late every watcher sees each event (a lagging apiserver or a slow connection). */
+  watchDelayMs = 0;
   /** Every request as `VERB /path`, in order. */
   readonly requests: string[] = [];
 
@@ -100,7 +114,12 @@ export class MemoryApiserver implements KubeTransport {
       case "GET": {
         if (request.query?.get("watch") === "true") {
           return Promise.resolve(
-            this.#watch(p, labelMatcher(request.query?.get("labelSelector")), request.signal),
+            this.#watch(
+              p,
+              labelMatcher(request.query?.get("labelSelector")),
+              request.signal,
+              request.query?.get("resourceVersion") ?? undefined,
+            ),
           );
         }
         if (p.name) {
@@ -134,6 +153,18 @@ export class MemoryApiserver implements KubeTransport {
       case "PATCH": {
         const found = items.get(key);
         if (!found) return Promise.resolve(status(404, "NotFound", `${p.plural} "${p.name}" not found`));
+        // Optimistic concurrency: a write naming a version that is no longer the object's is refused.
+        const asked = (body as Partial<Obj> | undefined)?.metadata?.resourceVersion;
+        if (asked !== undefined && asked !== found.metadata.resourceVersion) {
+          return Promise.resolve(
+            status(
+              409,
+              "Conflict",
+              `Operation cannot be fulfilled on ${p.plural} "${p.name}": the object has been modified; ` +
+                "please apply your changes to the latest version and try again",
+            ),
+          );
+        }
         const next = request.method === "PUT"
           ? body as Obj
           : merge(found, body, (request.contentType ?? "").includes("strategic")) as Obj;
@@ -148,11 +179,17 @@ export class MemoryApiserver implements KubeTransport {
           return Promise.resolve(status(409, "Conflict", `precondition failed: UID in precondition: ${uid}`));
         }
         items.delete(key);
-        this.#rv++;
-        this.#notify(p.plural, "DELETED", found);
+        const gone = { ...found, metadata: { ...found.metadata, resourceVersion: String(++this.#rv) } };
+        this.#notify(p.plural, "DELETED", gone);
         return Promise.resolve(Response.json({ kind: "Status", status: "Success" }));
       }
     }
+  }
+
+  /** Forgets the history (etcd's compaction): a watch from an older resourceVersion gets 410 Gone. */
+  compact(): void {
+    this.#history.length = 0;
+    this.#oldest = this.#rv;
   }
 
   close(): void {
@@ -174,18 +211,29 @@ export class MemoryApiserver implements KubeTransport {
   }
 
   #notify(plural: string, type: string, obj: Obj, previous?: Obj): void {
-    for (const w of this.#watchers) {
-      if (w.plural !== plural || (w.namespace && w.namespace !== obj.metadata.namespace)) continue;
-      // As the apiserver: an object that stops matching a watch's selector is DELETED for it.
-      const matches = w.selector(obj);
-      const matched = previous !== undefined && w.selector(previous);
-      if (!matches && !(type === "MODIFIED" && matched)) continue;
-      const shown = !matches ? "DELETED" : type === "MODIFIED" && !matched ? "ADDED" : type;
-      w.push(JSON.stringify({ type: shown, object: obj }) + "\n");
+    this.#history.push({ plural, type, obj: structuredClone(obj), previous });
+    // Bounded, as etcd's history is: what falls off is as if compacted.
+    if (this.#history.length > MAX_HISTORY) {
+      const dropped = this.#history.splice(0, this.#history.length - MAX_HISTORY);
+      this.#oldest = Number(dropped[dropped.length - 1].obj.metadata.resourceVersion);
     }
+    for (const w of this.#watchers) this.#deliver(w, plural, type, obj, previous);
   }
 
-  #watch(p: Parsed, selector: (o: Obj) => boolean, signal?: AbortSignal): Response {
+  /** Sends `w` the event, as the apiserver would show it through its selector (late, with a delay). */
+  #deliver(w: Watcher, plural: string, type: string, obj: Obj, previous?: Obj): void {
+    if (w.plural !== plural || (w.namespace && w.namespace !== obj.metadata.namespace)) return;
+    // As the apiserver: an object that stops matching a watch's selector is DELETED for it.
+    const matches = w.selector(obj);
+    const matched = previous !== undefined && w.selector(previous);
+    if (!matches && !(type === "MODIFIED" && matched)) return;
+    const shown = !matches ? "DELETED" : type === "MODIFIED" && !matched ? "ADDED" : type;
+    const line = JSON.stringify({ type: shown, object: obj }) + "\n";
+    if (this.watchDelayMs > 0) setTimeout(() => w.push(line), this.watchDelayMs);
+    else w.push(line);
+  }
+
+  #watch(p: Parsed, selector: (o: Obj) => boolean, signal?: AbortSignal, from?: string): Response {
     const encoder = new TextEncoder();
     let watcher: Watcher;
     const stream = new ReadableStream<Uint8Array>({
@@ -201,7 +249,29 @@ export class MemoryApiserver implements KubeTransport {
             } catch { /* closed */ }
           },
         };
+        const since = from === undefined || from === "" || from === "0" ? undefined : Number(from);
+        if (since !== undefined && since < this.#oldest) {
+          // As the apiserver: the watch opens, then ends with an ERROR event of status 410.
+          const gone = { kind: "Status", status: "Failure", code: 410, reason: "Expired" };
+          controller.enqueue(encoder.encode(
+            JSON.stringify({
+              type: "ERROR",
+              object: { ...gone, message: `too old resource version: ${since} (${this.#oldest})` },
+            }) +
+              "\n",
+          ));
+          controller.close();
+          return;
+        }
         this.#watchers.add(watcher);
+        // What came after the version it starts from, before anything new.
+        if (since !== undefined) {
+          for (const e of this.#history) {
+            if (Number(e.obj.metadata.resourceVersion) > since) {
+              this.#deliver(watcher, e.plural, e.type, e.obj, e.previous);
+            }
+          }
+        }
         // As fetch's body does: an aborted request's stream fails with the abort's reason.
         signal?.addEventListener("abort", () => {
           this.#watchers.delete(watcher);

@@ -9,21 +9,25 @@ import { assert, assertEquals } from "../../../testing/assert.ts";
 import { startTestSim } from "../../../testing/sim_harness.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
-import { BOOLS, CHOICES, DURATIONS, HOSTNAMES, INTEGERS, PATTERNS } from "./spec/annotation_rules.ts";
+import { KNOWN_ANNOTATIONS, valueKind } from "./spec/mod.ts";
 import { rootCause, TerminalError } from "../../errors.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 
-/** A value each checked annotation refuses, from its kind. */
+/** A value each checked annotation refuses, from its kind in the parser's tables. */
 function refused(): [string, string][] {
-  return [
-    ...BOOLS.map((n) => [n, "maybe"] as [string, string]),
-    ...Object.keys(CHOICES).map((n) => [n, "bogus"] as [string, string]),
-    ...Object.keys(DURATIONS).map((n) => [n, "5x"] as [string, string]),
-    ...Object.keys(INTEGERS).map((n) => [n, "-1"] as [string, string]),
-    ...Object.keys(PATTERNS).map((n) => [n, "not valid!"] as [string, string]),
-    ...Object.keys(HOSTNAMES).map((n) => [n, "-bad-.example"] as [string, string]),
-  ];
+  const bad = {
+    bool: "maybe",
+    choice: "bogus",
+    duration: "5x",
+    integer: "-1",
+    pattern: "not valid!",
+    hostname: "-bad-.example",
+  } as const;
+  return KNOWN_ANNOTATIONS.flatMap((name) => {
+    const kind = valueKind(name);
+    return kind && kind in bad ? [[name, bad[kind as keyof typeof bad]] as [string, string]] : [];
+  });
 }
 
 Deno.test("recovery: good annotations, one bad value, good again: the bad one costs no cloud write, and the balancer stays the one A made", async () => {
