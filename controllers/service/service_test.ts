@@ -371,3 +371,19 @@ Deno.test("service controller (fake provider, tlsSecrets): only labelled Secrets
     assert(ensures() <= before + 3, `${ensures() - before} ensures for three Secret changes`);
   });
 });
+
+Deno.test("service controller (lagging apiserver): a Service deleted before the CCM sees it made gets no balancer (an unobserved state)", async () => {
+  const fake = new FakeProvider();
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("nodes", node("a"));
+  t.apiserver.watchDelayMs = 300; // every watcher sees each event 300 ms late
+  await t.runWhile(async () => {
+    await t.client.create(SERVICES, service("brief"), { namespace: "default" });
+    await t.client.delete(SERVICES, "brief", { namespace: "default" });
+    await t.client.create(SERVICES, service("kept"), { namespace: "default" });
+    await eventually(() => fake.balancers.has("default/kept"), 5_000);
+    await new Promise((r) => setTimeout(r, 500));
+  });
+  assertEquals(fake.balancers.has("default/brief"), false, "no balancer for a Service already gone");
+  assertEquals(fake.callsOf("ensure-load-balancer").map((c) => c), ["ensure-load-balancer default/kept"]);
+});
