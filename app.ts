@@ -157,6 +157,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
   const { recorder, flushRecorders } = makeRecorderFactory(
     new KubeClient(eventTransport),
     elector?.identity ?? hostname(),
+    () => SYSTEM_CLOCK.now(),
   );
   let exitCode = 0;
   try {

@@ -62,7 +62,7 @@ export interface Controller {
 export type ControllerFactory = (ctx: ControllerContext) => Controller | { disabled: string };
 
 /** Builds the context's event recorders, all flushed by {@link flushRecorders}. */
-export function makeRecorderFactory(client: KubeClient, host: string): {
+export function makeRecorderFactory(client: KubeClient, host: string, now: () => number = Date.now): {
   recorder: (component: string) => EventRecorder;
   flushRecorders: () => Promise<void>;
 } {
@@ -70,7 +70,7 @@ export function makeRecorderFactory(client: KubeClient, host: string): {
   return {
     recorder: (component) => {
       let r = made.get(component);
-      if (!r) made.set(component, r = new EventRecorder(client, component, host));
+      if (!r) made.set(component, r = new EventRecorder(client, component, host, now));
       return r;
     },
     flushRecorders: async () => {

@@ -41,11 +41,18 @@ export class EventRecorder {
   readonly #writing = new Map<string, Promise<void>>();
   readonly #log = logger("events");
 
-  /** A recorder writing through `client` as `component` (on `host`, the event's `source.host`). */
-  constructor(client: KubeClient, component: string, host = "") {
+  readonly #now: () => number;
+
+  /**
+   * A recorder writing through `client` as `component` (on `host`, the event's `source.host`); `now`
+   * is the clock its timestamps, names and spam buckets read (a test's fake clock replays a run's
+   * events).
+   */
+  constructor(client: KubeClient, component: string, host = "", now: () => number = Date.now) {
     this.#client = client;
     this.#component = component;
     this.#host = host;
+    this.#now = now;
   }
 
   /** Records an event about `object` of `type`. Never throws; failures are logged. */
@@ -81,7 +88,7 @@ export class EventRecorder {
   async #record(ref: ObjectReference, type: EventType, reason: string, message: string): Promise<void> {
     const objectKey = `${ref.kind}/${ref.namespace ?? ""}/${ref.name}/${ref.uid ?? ""}`;
     if (!this.#allow(objectKey)) return;
-    const now = new Date();
+    const now = new Date(this.#now());
     const similarKey = `${objectKey}/${type}/${reason}`;
     const similar = this.#similar.get(similarKey);
     if (!similar || now.getTime() - similar.since > SIMILAR_WINDOW_MS) {
@@ -154,7 +161,7 @@ export class EventRecorder {
   }
 
   #allow(objectKey: string): boolean {
-    const now = Date.now();
+    const now = this.#now();
     const bucket = this.#spam.get(objectKey) ?? { tokens: SPAM_BURST, at: now };
     bucket.tokens = Math.min(SPAM_BURST, bucket.tokens + (now - bucket.at) / SPAM_REFILL_MS);
     bucket.at = now;

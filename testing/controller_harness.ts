@@ -66,6 +66,7 @@ export function newController(
   factory: ControllerFactory,
   provider: CloudProvider,
   args: string[] = [],
+  options: { clockStart?: number } = {},
 ): ControllerUnderTest & { apiserver: MemoryApiserver } {
   const { flags, errors } = parseFlags(["--leader-elect=false", ...args]);
   if (errors.length) throw new Error(errors.join("; "));
@@ -74,14 +75,15 @@ export function newController(
   const metrics = new Registry();
   const conditions = new Conditions();
   const informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
-  const clock = new FakeClock();
+  // A fixed start (a replay) makes every timestamp and event name of a run the same.
+  const clock = new FakeClock(options.clockStart);
   const ctx: ControllerContext = {
     client,
     informers,
     provider,
     flags: flags as Flags,
     metrics,
-    recorder: makeRecorderFactory(client, "test-host").recorder,
+    recorder: makeRecorderFactory(client, "test-host", () => clock.now()).recorder,
     conditions,
     clock,
   };
