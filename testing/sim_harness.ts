@@ -69,3 +69,12 @@ export async function startTestSim(options: SimulatorOptions = {}): Promise<Test
     },
   };
 }
+
+/** The seed of a Network `k8s` (10.0.0.0/8, one subnet in eu-central) most tests attach servers to. */
+export const K8S_NETWORK = {
+  networks: [{
+    name: "k8s",
+    ip_range: "10.0.0.0/8",
+    subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
+  }],
+};

@@ -8,7 +8,7 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../../testing/assert.ts";
-import { startTestSim } from "../../../testing/sim_harness.ts";
+import { K8S_NETWORK, startTestSim } from "../../../testing/sim_harness.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
 import { pick, type Random, runSeed, seededRandom } from "../../../lib/random.ts";
@@ -80,13 +80,7 @@ Deno.test("hostile strings: a tenant's annotation text never stops a cluster-wid
   const why = `seed ${seed} (replay with SEED=${seed})`;
   const t = await startTestSim({ actionDurationMs: 0 });
   try {
-    applySeed(t.sim, {
-      networks: [{
-        name: "k8s",
-        ip_range: "10.0.0.0/8",
-        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-      }],
-    });
+    applySeed(t.sim, K8S_NETWORK);
     const provider = await providerOnSim(t, {
       HCLOUD_NETWORK: "k8s",
       HCLOUD_LOAD_BALANCERS_FIREWALL: "k8s-nodes",

@@ -7,7 +7,7 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../../testing/assert.ts";
-import { startTestSim, type TestSim } from "../../../testing/sim_harness.ts";
+import { K8S_NETWORK, startTestSim, type TestSim } from "../../../testing/sim_harness.ts";
 import { sweepLostAnswers } from "../../../testing/lost_answers.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
@@ -58,13 +58,7 @@ const changed: Service = {
 
 async function world() {
   const t = await startTestSim({ actionDurationMs: 0 });
-  applySeed(t.sim, {
-    networks: [{
-      name: "k8s",
-      ip_range: "10.0.0.0/8",
-      subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-    }],
-  });
+  applySeed(t.sim, K8S_NETWORK);
   const provider = await providerOnSim(t, { HCLOUD_NETWORK: "k8s" }, CLUSTER);
   const servers = [1, 2].map((i) =>
     t.sim.addServer({ name: `n${i}`, location: "nbg1", labels: {}, private_net: [{ network: "k8s" }] })

@@ -6,7 +6,7 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../../testing/assert.ts";
-import { startTestSim } from "../../../testing/sim_harness.ts";
+import { K8S_NETWORK, startTestSim } from "../../../testing/sim_harness.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
 import { KNOWN_ANNOTATIONS, valueKind } from "./spec/mod.ts";
@@ -33,13 +33,7 @@ function refused(): [string, string][] {
 Deno.test("recovery: good annotations, one bad value, good again: the bad one costs no cloud write, and the balancer stays the one A made", async () => {
   const t = await startTestSim({ actionDurationMs: 0 });
   try {
-    applySeed(t.sim, {
-      networks: [{
-        name: "k8s",
-        ip_range: "10.0.0.0/8",
-        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-      }],
-    });
+    applySeed(t.sim, K8S_NETWORK);
     const provider = await providerOnSim(
       t,
       { HCLOUD_NETWORK: "k8s" },

@@ -1,6 +1,6 @@
 /** The hcloud routes against the simulator: the network's route limit reaches the controller typed. */
 import { assert, assertEquals, assertRejects } from "../../../testing/assert.ts";
-import { startTestSim } from "../../../testing/sim_harness.ts";
+import { K8S_NETWORK, startTestSim } from "../../../testing/sim_harness.ts";
 import { applySeed } from "../../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../../testing/provider_on_sim.ts";
 import { LimitReachedError, rootCause, TerminalError } from "../../errors.ts";
@@ -9,13 +9,7 @@ import { sweepLostAnswers } from "../../../testing/lost_answers.ts";
 Deno.test("hcloud routes: a full network is a LimitReachedError naming it; a Node outside it is terminal", async () => {
   const t = await startTestSim({ actionDurationMs: 0, networkLimits: { routes: 1 } });
   try {
-    applySeed(t.sim, {
-      networks: [{
-        name: "k8s",
-        ip_range: "10.0.0.0/8",
-        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-      }],
-    });
+    applySeed(t.sim, K8S_NETWORK);
     const provider = await providerOnSim(t, { HCLOUD_NETWORK: "k8s" });
     const routes = provider.routes!;
     assertEquals(routes.maxRoutes, 100, "Hetzner's documented limit");
@@ -50,13 +44,7 @@ Deno.test("hcloud routes: a full network is a LimitReachedError naming it; a Nod
 Deno.test("hcloud routes: a gateway the last server list does not know is placed from a fresh read, never left ownerless (N8)", async () => {
   const t = await startTestSim({ actionDurationMs: 0 });
   try {
-    applySeed(t.sim, {
-      networks: [{
-        name: "k8s",
-        ip_range: "10.0.0.0/8",
-        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-      }],
-    });
+    applySeed(t.sim, K8S_NETWORK);
     const provider = await providerOnSim(t, { HCLOUD_NETWORK: "k8s" });
     const routes = provider.routes!;
     const ours = t.sim.addServer({ name: "ours", private_net: [{ network: "k8s" }] });
@@ -104,13 +92,7 @@ Deno.test("hcloud routes: a gateway the last server list does not know is placed
 Deno.test("hcloud routes: every route write, applied with its answer lost, converges on the reference's routes", async () => {
   const world = async () => {
     const t = await startTestSim({ actionDurationMs: 0 });
-    applySeed(t.sim, {
-      networks: [{
-        name: "k8s",
-        ip_range: "10.0.0.0/8",
-        subnets: [{ ip_range: "10.0.0.0/16", network_zone: "eu-central" }],
-      }],
-    });
+    applySeed(t.sim, K8S_NETWORK);
     const provider = await providerOnSim(t, { HCLOUD_NETWORK: "k8s" });
     const routes = provider.routes!;
     const [a, b] = ["a", "b"].map((name) => t.sim.addServer({ name, private_net: [{ network: "k8s" }] }));
