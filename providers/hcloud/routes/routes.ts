@@ -40,6 +40,8 @@ export class HcloudRoutes implements Routes {
   readonly #configured: ConfiguredNetwork;
   readonly #cache: ServerCache;
   #network?: NetworkInfo;
+  /** Servers of the Network the last list did not know, as read directly, while they hold a gateway. */
+  readonly #unlisted = new Map<number, ServerInfo>();
 
   /** Routes of the configured Network, through the shared context. */
   constructor(ctx: HcloudContext) {
@@ -106,10 +108,21 @@ export class HcloudRoutes implements Routes {
       for (const r of unplaced) place(r.gateway);
       return holders;
     }
+    const placed = (server: ServerInfo) => unplaced.find((r) => holds(server, r.gateway))?.gateway;
     for (const id of unknown) {
-      const server = await this.#cache.fresh(id);
-      const gateway = server && unplaced.find((r) => holds(server, r.gateway))?.gateway;
-      if (server && gateway) holders.set(gateway, server);
+      // A read that placed a gateway is kept (a route through another cluster's server costs one read,
+      // not one per pass); one that placed none is read again, as a deletion would rest on it.
+      const remembered = this.#unlisted.get(id);
+      const server = remembered && placed(remembered) ? remembered : await this.#cache.fresh(id);
+      const gateway = server && placed(server);
+      if (server && gateway) {
+        holders.set(gateway, server);
+        this.#unlisted.set(id, server);
+      } else this.#unlisted.delete(id);
+    }
+    // Forgotten once the list knows the server, or the Network no longer holds it.
+    for (const id of [...this.#unlisted.keys()]) {
+      if (servers.byId.has(id) || !network.servers.includes(id)) this.#unlisted.delete(id);
     }
     return holders;
   }

@@ -84,6 +84,15 @@ Deno.test("hcloud routes: a gateway the last server list does not know is placed
       "one read of the one server the list did not know",
     );
     assert(ours.id !== other.id);
+    // The next passes read the Network only: a route through another cluster's server costs one read.
+    const again = t.sim.audit.length;
+    await routes.listRoutes("k");
+    await routes.listRoutes("k");
+    assertEquals(
+      t.sim.audit.slice(again).map((e) => e.route),
+      ["GET /networks/{id}", "GET /networks/{id}"],
+      "the read that placed the gateway is kept",
+    );
   } finally {
     await t.finish();
   }
