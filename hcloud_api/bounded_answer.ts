@@ -6,17 +6,16 @@
  * @module
  */
 import { CloudApiError } from "./errors.ts";
+import { MAX_DEPTH } from "./json_list_stream.ts";
 
 /**
  * The largest answer read whole (security probe N10: a 100 MB page took the process to 694 MB; review
  * Q9: parsed, small objects cost ~12 times their text, so 32 MB could take 388 MB, beyond the chart's
- * 256 Mi). Pages read whole are small (50 servers are ~250 kB; one balancer over 10 000 servers ~1.5 MB); the lists of balancers, whose label
- * selectors list every server they match, are read as they stream (`STREAM_HEADER`, transport.ts).
+ * 256 Mi). Pages read whole are small (50 servers are ~250 kB; one balancer over 10 000 servers
+ * ~1.5 MB); the lists of balancers, whose label selectors list every server they match, are read as
+ * they stream (`STREAM_HEADER`, transport.ts).
  */
 export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
-
-/** The deepest nesting an answer may have (a balancer nests 6 levels; Q9: deep nesting costs ~55× its text). */
-export const MAX_ANSWER_DEPTH = 64;
 
 /**
  * The most a streamed answer may send (a page of 50 balancers over 5000 Nodes is ~37 MB): it is never
@@ -115,7 +114,7 @@ const SHORT_NUMBER = 15;
  * Throws `unsafe_number` when a number in the JSON `text` is an integer beyond 2^53 - 1 in magnitude,
  * in any notation (`-9007199254740993`, `9007199254740993.0`, `9.007199254740993e15`): parsed, it
  * would be rounded and could name another object (see {@link exactNumbers}). Throws
- * `invalid_response` when the text nests deeper than {@link MAX_ANSWER_DEPTH}.
+ * `invalid_response` when the text nests deeper than {@link MAX_DEPTH}.
  *
  * Only numbers are read: the text of strings is skipped, so a string a tenant wrote (a health-check
  * path `"/x:99999999999999999,"`, security review Q1) can never make an answer fail. `text` is a whole
@@ -131,8 +130,8 @@ export function checkAnswerText(text: string, status = 200): void {
     if (c === QUOTE) {
       i = stringEnd(text, i + 1);
     } else if (c === OPEN_OBJ || c === OPEN_ARR) {
-      if (++depth > MAX_ANSWER_DEPTH) {
-        throw new CloudApiError(`the API answered with JSON nested deeper than ${MAX_ANSWER_DEPTH} levels`, {
+      if (++depth > MAX_DEPTH) {
+        throw new CloudApiError(`the API answered with JSON nested deeper than ${MAX_DEPTH} levels`, {
           status,
           code: "invalid_response",
         });

@@ -35,8 +35,8 @@ export const MAX_ITEM_CHARS = 4 * 1024 * 1024;
 export const MAX_REST_CHARS = 1024 * 1024;
 
 /**
- * The deepest nesting an item or field may have (a balancer nests 6 levels). Parsed, deep nesting
- * costs ~55 times its text (Q9: an item nested 15 M deep took 1.67 GB).
+ * The deepest nesting an item, a field or an answer read whole may have (a balancer nests 6 levels).
+ * Parsed, deep nesting costs ~55 times its text (Q9: an item nested 15 M deep took 1.67 GB).
  */
 export const MAX_DEPTH = 64;
 

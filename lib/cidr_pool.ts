@@ -97,9 +97,10 @@ export class CidrPool {
   }
 
   /**
-   * Marks every subnet `cidr` overlaps as `holder`'s (security review Q7: a kubelet's `/16` or `/25`
-   * was ignored, so its addresses were handed out again). Returns another holder of one of them when
-   * there is one (those stay theirs); nothing is taken outside the pool's range.
+   * Marks every subnet `cidr` overlaps as `holder`'s (a range inside one subnet holds that subnet;
+   * the node IPAM's book never passes a wider one, which would let one kubelet empty the pool).
+   * Returns another holder of one of them when there is one (those stay theirs); nothing is taken
+   * outside the pool's range.
    */
   occupy(cidr: Cidr, holder: string): string | undefined {
     let other: string | undefined;

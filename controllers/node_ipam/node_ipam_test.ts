@@ -147,7 +147,7 @@ Deno.test("node ipam: one kubelet setting its own pod CIDRs stops nothing (Q2): 
     await t.client.create(NODES, node("next"));
     await eventually(() => cidrs("next").length > 0, 5_000);
   });
-  assertEquals(cidrs("next")[0], "10.244.1.0/24", "the kubelet's range is not handed out again");
+  assertEquals(cidrs("next")[0], "10.244.1.0/24", "early's own range is not handed out again");
   assertEquals(t.conditions.problem(), undefined, "/readyz stays ready");
   assert(
     !events().some((e) => e.startsWith("rogue ")),
