@@ -7,7 +7,7 @@
  */
 import type { HcloudClient } from "./client.ts";
 import { CloudApiError } from "./errors.ts";
-import { abortableSleep } from "../lib/sleep.ts";
+import { type Clock, sleepOn, SYSTEM_CLOCK } from "../lib/clock.ts";
 import { currentSignal, detached } from "../lib/cancellation.ts";
 
 /** What the waiter reads of an action (any API answer's `action`). */
@@ -32,13 +32,18 @@ interface Waiter {
 export class ActionWaiter {
   readonly #client: HcloudClient;
   readonly #intervalMs: number;
+  readonly #clock: Clock;
   readonly #pending = new Map<number, Waiter[]>();
   #looping = false;
 
-  /** `intervalMs`: how often the running actions are polled (default 500 ms, in one request). */
-  constructor(client: HcloudClient, options: { intervalMs?: number } = {}) {
+  /**
+   * `intervalMs`: how often the running actions are polled (default 500 ms, in one request), on
+   * `clock` (default the system's).
+   */
+  constructor(client: HcloudClient, options: { intervalMs?: number; clock?: Clock } = {}) {
     this.#client = client;
     this.#intervalMs = options.intervalMs ?? 500;
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   /**
@@ -81,7 +86,7 @@ export class ActionWaiter {
     this.#looping = true;
     try {
       while (this.#pending.size > 0) {
-        await abortableSleep(this.#intervalMs);
+        await sleepOn(this.#clock, this.#intervalMs);
         const ids = [...this.#pending.keys()];
         for (let i = 0; i < ids.length; i += 25) await this.#poll(ids.slice(i, i + 25));
       }

@@ -6,7 +6,8 @@
  * @module
  */
 import type { Registry } from "../lib/metrics.ts";
-import { abortableSleep, backoffDelay } from "../lib/sleep.ts";
+import { backoffDelay } from "../lib/sleep.ts";
+import { type Clock, sleepOn, SYSTEM_CLOCK } from "../lib/clock.ts";
 import type { Credentials } from "./credentials.ts";
 import { logger } from "../lib/log.ts";
 import { currentPriority, RESERVE } from "../lib/priority.ts";
@@ -63,6 +64,8 @@ export interface TransportOptions {
    * flight behind the new leader).
    */
   fence?: () => AbortSignal | undefined;
+  /** What pauses and budget waits are timed on (default: the system clock; a test's fake one replays). */
+  clock?: Clock;
 }
 
 /** A transport plus the rate-limit state it observed. */
@@ -79,6 +82,7 @@ export interface InstrumentedTransport {
 export function createTransport(options: TransportOptions): InstrumentedTransport {
   const log = logger("hcloud");
   const send = options.fetch ?? ((r: Request) => fetch(r));
+  const clock = options.clock ?? SYSTEM_CLOCK;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const maxRetries = options.maxRetries ?? 5;
   const base = options.retryBaseMs ?? 1_000;
@@ -130,7 +134,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
       const priority = currentPriority();
       const perTokenMs = 3_600_000 / Math.max(1, rl.limit);
       const floor = RESERVE[priority] * rl.limit + 1;
-      const estimate = Math.min(rl.limit, rl.remaining + (Date.now() - rl.at) / perTokenMs);
+      const estimate = Math.min(rl.limit, rl.remaining + (clock.now() - rl.at) / perTokenMs);
       if (estimate < floor) {
         const waitMs = (floor - estimate) * perTokenMs;
         budgetWaits?.inc({ priority });
@@ -140,10 +144,10 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
           priority,
           ms: Math.round(waitMs),
         });
-        await abortableSleep(waitMs, waits);
+        await sleepOn(clock, waitMs, waits);
       }
     }
-    if (pausedUntil > Date.now()) await abortableSleep(pausedUntil - Date.now(), waits);
+    if (pausedUntil > clock.now()) await sleepOn(clock, pausedUntil - clock.now(), waits);
   };
 
   state.send = async (original: Request) => {
@@ -205,7 +209,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         );
         state.unreachable = (failure as Error).message;
         if (unreachableSince === undefined) {
-          unreachableSince = Date.now();
+          unreachableSince = clock.now();
           log.warning("{error}; retrying", { error: (failure as Error).message });
         }
       }
@@ -217,7 +221,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         const remaining = Number(response.headers.get("ratelimit-remaining"));
         const reset = Number(response.headers.get("ratelimit-reset"));
         if (response.headers.has("ratelimit-remaining") && Number.isFinite(remaining)) {
-          state.rateLimit = { limit: limit || 3600, remaining, reset, at: Date.now() };
+          state.rateLimit = { limit: limit || 3600, remaining, reset, at: clock.now() };
           remainingGauge?.set({}, remaining);
         }
       }
@@ -247,7 +251,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         : code === 429
         ? base * (1 + processRandom() * 0.5)
         : backoffDelay(attempt, { baseMs: base, maxMs: 30_000, jitter: 0.5 });
-      if (code === 429) pausedUntil = Math.max(pausedUntil, Date.now() + delay);
+      if (code === 429) pausedUntil = Math.max(pausedUntil, clock.now() + delay);
       await response?.body?.cancel();
       log.debug("{method} {endpoint} answered {code}; retry {n} in {ms} ms", {
         method: original.method,
@@ -256,7 +260,7 @@ export function createTransport(options: TransportOptions): InstrumentedTranspor
         n: attempt + 1,
         ms: Math.round(delay),
       });
-      await abortableSleep(delay, cancel);
+      await sleepOn(clock, delay, cancel);
     }
   };
   return state;

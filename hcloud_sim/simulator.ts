@@ -166,7 +166,7 @@ export class Simulator {
     // one still in flight when a benchmark counts are counted by endpoint too.
     const routeName = match ? `${request.method} ${match.route.pattern}` : `${request.method} ${path}`;
     const entry: AuditEntry = {
-      time: Date.now(),
+      time: this.world.now(),
       method: request.method,
       path,
       query: url.search,
@@ -208,7 +208,9 @@ export class Simulator {
       const injected = this.#injected(routeName, entry);
       if (injected && !injected.applied) return injected.respond(headers);
       const body = await readJson(request);
-      const ctx: HandlerContext = { world: this.world, baseUrl: this.endpoint };
+      // Called in-process (never started), the request's own origin is the API's.
+      const baseUrl = this.#server ? this.endpoint : `${url.origin}/v1`;
+      const ctx: HandlerContext = { world: this.world, baseUrl };
       const req: SimRequest = { method: request.method, path, query: url.searchParams, body };
       reply = match.route.handler(req, match.params, ctx);
       // Applied, its answer lost on the way back.
@@ -245,7 +247,7 @@ export class Simulator {
     routeName: string,
     entry: AuditEntry,
   ): { applied: boolean; respond: (headers: Headers) => Response } | undefined {
-    const now = Date.now();
+    const now = this.world.now();
     for (const rule of this.faults.rules) {
       if (rule.untilMs !== undefined && now > rule.untilMs) continue;
       if (rule.count !== undefined && rule.count <= 0) continue;
@@ -283,7 +285,7 @@ export class Simulator {
   }
 
   #takeToken(key: string): { allowed: boolean; remaining: number; reset: number } {
-    const now = Date.now();
+    const now = this.world.now();
     const perMs = this.#limit / 3_600_000;
     const bucket = this.#buckets.get(key) ?? { remaining: this.#limit, at: now };
     bucket.remaining = Math.min(this.#limit, bucket.remaining + (now - bucket.at) * perMs);

@@ -9,7 +9,8 @@
 import type { KubeClient } from "./client.ts";
 import { KubeApiError } from "./errors.ts";
 import type { ResourceType } from "./resources.ts";
-import { abortableSleep, backoffDelay, type BackoffOptions } from "../lib/sleep.ts";
+import { backoffDelay, type BackoffOptions } from "../lib/sleep.ts";
+import { type Clock, sleepOn, SYSTEM_CLOCK, type TimerId } from "../lib/clock.ts";
 import { logger } from "../lib/log.ts";
 import { processRandom } from "../lib/random.ts";
 
@@ -44,6 +45,8 @@ export interface InformerOptions {
    * managed fields and kubectl's last-applied annotation: what no controller reads need not be held.
    */
   transform?: (object: unknown) => unknown;
+  /** What resyncs, the watchdog and failure backoff are timed on (default: the system clock). */
+  clock?: Clock;
 }
 
 interface Meta {
@@ -140,8 +143,9 @@ export class Informer<T> {
     const backoff = this.#options.backoff ?? { baseMs: 800, maxMs: 30_000, jitter: 1 };
     let failures = 0;
     let needList = true;
+    const clock = this.#options.clock ?? SYSTEM_CLOCK;
     const resync = this.#options.resyncMs
-      ? setInterval(() => this.#resync(), this.#options.resyncMs)
+      ? clock.setInterval(() => this.#resync(), this.#options.resyncMs)
       : undefined;
     try {
       while (!signal.aborted) {
@@ -167,11 +171,11 @@ export class Informer<T> {
             delayMs: Math.round(delay),
             error: err instanceof Error ? err.message : String(err),
           });
-          await abortableSleep(delay, signal).catch(() => {});
+          await sleepOn(clock, delay, signal).catch(() => {});
         }
       }
     } finally {
-      clearInterval(resync);
+      if (resync !== undefined) clock.clearInterval(resync);
     }
   }
 
@@ -213,10 +217,11 @@ export class Informer<T> {
     const stop = () => inner.abort(outer.reason);
     outer.addEventListener("abort", stop, { once: true });
     let silent = false;
-    let watchdog: ReturnType<typeof setTimeout> | undefined;
+    const clock = this.#options.clock ?? SYSTEM_CLOCK;
+    let watchdog: TimerId | undefined;
     const arm = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => {
+      if (watchdog !== undefined) clock.clearTimeout(watchdog);
+      watchdog = clock.setTimeout(() => {
         silent = true;
         inner.abort(new Error("watch stream silent"));
       }, watchdogMs);
@@ -256,7 +261,7 @@ export class Informer<T> {
       if (silent && !outer.aborted) return this.#renewing(watchdogMs);
       throw err;
     } finally {
-      clearTimeout(watchdog);
+      if (watchdog !== undefined) clock.clearTimeout(watchdog);
       outer.removeEventListener("abort", stop);
     }
   }

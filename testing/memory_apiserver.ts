@@ -88,6 +88,10 @@ export class MemoryApiserver implements KubeTransport {
   watchDelayMs = 0;
   /** Every request as `VERB /path`, in order. */
   readonly requests: string[] = [];
+  /** The time deletion timestamps are stamped with (a test's fake clock replays them). */
+  now: () => number = Date.now;
+  /** How a late event is held back (a test's fake clock makes the lag simulated time). */
+  later: (fn: () => void, ms: number) => void = (fn, ms) => setTimeout(fn, ms);
 
   /** Stores `object` of `plural` directly (seeding), as created. */
   seed(plural: string, object: { metadata?: { name?: string; namespace?: string } }): void {
@@ -169,6 +173,11 @@ export class MemoryApiserver implements KubeTransport {
           ? body as Obj
           : merge(found, body, (request.contentType ?? "").includes("strategic")) as Obj;
         next.metadata = { ...found.metadata, ...next.metadata, name: found.metadata.name };
+        const meta = next.metadata as { deletionTimestamp?: string; finalizers?: string[] };
+        // The last finalizer of an object being deleted removed: the object goes (as the apiserver).
+        if (meta.deletionTimestamp && !meta.finalizers?.length) {
+          return Promise.resolve(this.#remove(p.plural, key, next));
+        }
         return Promise.resolve(Response.json(this.#write(p.plural, next, "MODIFIED")));
       }
       case "DELETE": {
@@ -178,12 +187,26 @@ export class MemoryApiserver implements KubeTransport {
         if (uid && uid !== found.metadata.uid) {
           return Promise.resolve(status(409, "Conflict", `precondition failed: UID in precondition: ${uid}`));
         }
-        items.delete(key);
-        const gone = { ...found, metadata: { ...found.metadata, resourceVersion: String(++this.#rv) } };
-        this.#notify(p.plural, "DELETED", gone);
-        return Promise.resolve(Response.json({ kind: "Status", status: "Success" }));
+        const meta = found.metadata as { deletionTimestamp?: string; finalizers?: string[] };
+        // With finalizers the object stays, marked for deletion, until they are removed.
+        if (meta.finalizers?.length) {
+          if (meta.deletionTimestamp) return Promise.resolve(Response.json(found));
+          const marked = structuredClone(found);
+          (marked.metadata as { deletionTimestamp?: string }).deletionTimestamp = new Date(this.now())
+            .toISOString();
+          return Promise.resolve(Response.json(this.#write(p.plural, marked, "MODIFIED")));
+        }
+        return Promise.resolve(this.#remove(p.plural, key, found));
       }
     }
+  }
+
+  /** Removes the object and tells the watchers. */
+  #remove(plural: string, key: string, found: Obj): Response {
+    this.#store.get(plural)?.delete(key);
+    const gone = { ...found, metadata: { ...found.metadata, resourceVersion: String(++this.#rv) } };
+    this.#notify(plural, "DELETED", gone);
+    return Response.json({ kind: "Status", status: "Success" });
   }
 
   /** Forgets the history (etcd's compaction): a watch from an older resourceVersion gets 410 Gone. */
@@ -200,7 +223,7 @@ export class MemoryApiserver implements KubeTransport {
   #write(plural: string, obj: Obj, type: "ADDED" | "MODIFIED"): Obj {
     obj.metadata.uid ??= `uid-${this.#uid++}`;
     obj.metadata.resourceVersion = String(++this.#rv);
-    (obj.metadata as { creationTimestamp?: string }).creationTimestamp ??= new Date().toISOString();
+    (obj.metadata as { creationTimestamp?: string }).creationTimestamp ??= new Date(this.now()).toISOString();
     let items = this.#store.get(plural);
     if (!items) this.#store.set(plural, items = new Map());
     const key = `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
@@ -229,8 +252,13 @@ export class MemoryApiserver implements KubeTransport {
     if (!matches && !(type === "MODIFIED" && matched)) return;
     const shown = !matches ? "DELETED" : type === "MODIFIED" && !matched ? "ADDED" : type;
     const line = JSON.stringify({ type: shown, object: obj }) + "\n";
-    if (this.watchDelayMs > 0) setTimeout(() => w.push(line), this.watchDelayMs);
-    else w.push(line);
+    // A watch delivers in order: an event after a change of the delay waits for those held back.
+    const now = this.now();
+    const at = Math.max(now + this.watchDelayMs, w.dueAt ?? 0);
+    if (at > now) {
+      w.dueAt = at;
+      this.later(() => w.push(line), at - now);
+    } else w.push(line);
   }
 
   #watch(p: Parsed, selector: (o: Obj) => boolean, signal?: AbortSignal, from?: string): Response {
@@ -294,6 +322,8 @@ interface Watcher {
   namespace?: string;
   selector: (o: Obj) => boolean;
   push: (line: string) => void;
+  /** When its last held-back event is due (events never overtake one another, as in a real watch). */
+  dueAt?: number;
 }
 
 /** Equality label selectors (`a=b,c=d`, what the CCM sends); absent: everything. */

@@ -208,7 +208,7 @@ class NodeController implements Controller {
     }
     this.#warnings.written(name, current.spec?.providerID || meta.providerID);
     const created = Date.parse(node.metadata?.creationTimestamp ?? "");
-    if (created) this.#initDelay.observe({}, (Date.now() - created) / 1000);
+    if (created) this.#initDelay.observe({}, (this.#ctx.clock.now() - created) / 1000);
     this.#recorder.event(NODES, node, "Normal", "Synced", "Node synced successfully");
     this.#log.info("initialized node {name} as {providerID}", {
       name,

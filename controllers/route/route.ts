@@ -76,6 +76,13 @@ class RouteController implements Controller {
    * through one is ours (stale once its Node is gone); through any other machine, another cluster's.
    */
   readonly #ourMachines = new Set<string>();
+  /**
+   * Routes this process made (`cidr|gateway`) whose machine is not known yet: a Node seen with its
+   * address before its provider ID (the node controller writes them apart; a crash or a lagging view
+   * shows the state between) still got its route, and that route is ours even if the Node goes
+   * before its provider ID is ever seen (explorer seed 101: such a route was left for good).
+   */
+  readonly #made = new Set<string>();
   /** Conflicts already reported (`cidr|node UID|machine`). */
   readonly #toldConflict = new Set<string>();
   readonly #foreignGauge;
@@ -172,6 +179,11 @@ class RouteController implements Controller {
     };
     const isWanted = (r: Route) => wanted.some((w) => matches(r, w));
     for (const n of nodes) if (n.spec?.providerID) this.#ourMachines.add(n.spec.providerID);
+    for (const r of existing) {
+      const made = `${canonical(r.destinationCIDR)}|${gatewayOf(r)}`;
+      if (!r.gatewayProviderID || !this.#made.delete(made)) continue;
+      this.#ourMachines.add(r.gatewayProviderID);
+    }
     const foreign = (r: Route) => !!r.gatewayProviderID && !this.#ourMachines.has(r.gatewayProviderID);
     this.#foreignGauge.set({}, existing.filter((r) => this.#responsibleFor(r) && foreign(r)).length);
     const keyOf = (w: Wanted) => `${w.cidr}|${w.node.metadata!.name}`;
@@ -218,7 +230,7 @@ class RouteController implements Controller {
         limited.set(name, w);
         continue;
       }
-      const started = Date.now();
+      const started = this.#ctx.clock.now();
       try {
         if (!w.gateway) throw new TerminalError("the node has no InternalIP address");
         await this.#routes.createRoute(clusterName, w.node.metadata?.uid ?? name, {
@@ -228,6 +240,7 @@ class RouteController implements Controller {
           destinationCIDR: w.cidr,
         }, signal);
         present.add(keyOf(w));
+        if (!w.node.spec?.providerID) this.#made.add(`${w.cidr}|${w.gateway}`);
         count++;
         this.#log.info("created route {cidr} via {gateway} for node {name}", {
           cidr: w.cidr,
@@ -257,7 +270,7 @@ class RouteController implements Controller {
           "Warning",
           "FailedToCreateRoute",
           `Could not create route ${w.cidr} ${w.gateway ?? "(no gateway)"} for node ${name} after ${
-            Date.now() - started
+            this.#ctx.clock.now() - started
           }ms: ${message}`,
         );
       }

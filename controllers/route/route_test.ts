@@ -105,6 +105,25 @@ Deno.test("route controller (fake provider): a route through another cluster's m
   assertEquals(conflicts.map((e) => e.involvedObject?.name), ["b"], "one Warning, on the blocked Node");
 });
 
+Deno.test("route controller (fake provider): a Node seen between its address and its provider ID, then deleted, leaves no route (explorer seed 101)", async () => {
+  const fake = new FakeProvider();
+  fake.addMachine("a");
+  const t = newController(routeController, fake, ARGS);
+  // The node controller writes the addresses and the provider ID apart: a crash, or a lagging
+  // view, shows the Node with the one and not yet the other.
+  const between = node("a", "10.244.0.0/24", "10.0.0.2");
+  delete between.spec!.providerID;
+  t.apiserver.seed("nodes", between);
+  await t.run(async () => {
+    await t.advance(300);
+    assertEquals([...fake.routeTable.keys()], ["10.244.0.0/24"], "the route is made");
+    await t.client.delete(NODES, "a");
+    await t.advance(300);
+  });
+  assertEquals([...fake.routeTable.keys()], [], "the route of the deleted Node goes");
+  assertEquals(fake.calls.filter((c) => c.startsWith("delete-route")), ["delete-route 10.244.0.0/24"]);
+});
+
 for (const advertised of [false, true]) {
   Deno.test(
     `route controller (fake provider): a full network is reported once per Node, never retried in a loop (limit ${

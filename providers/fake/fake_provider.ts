@@ -251,12 +251,15 @@ export class FakeProvider implements CloudProvider {
       if (this.routeLimit !== undefined && this.routeTable.size >= this.routeLimit) {
         throw new LimitReachedError("routes in the fake network", this.routeLimit);
       }
-      const known = [...this.machines.values()].some((m) => m.name === route.targetNode);
+      const machine = [...this.machines.values()].find((m) => m.name === route.targetNode);
+      // As Hetzner's: the route goes through the machine's address, and the provider says whose.
       this.routeTable.set(route.destinationCIDR, {
         name: `${route.targetNode}-${route.destinationCIDR}`,
         targetNode: route.targetNode,
         destinationCIDR: route.destinationCIDR,
-        blackhole: !known,
+        blackhole: !machine,
+        targetNodeAddresses: route.targetNodeAddresses?.filter((a) => a.type === "InternalIP"),
+        gatewayProviderID: machine?.providerID,
       });
     },
     deleteRoute: async (_cluster, route, signal) => {

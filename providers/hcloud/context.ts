@@ -11,6 +11,7 @@ import type { ActionWaiter, HcloudClient } from "../../hcloud_api/mod.ts";
 import type { ServerCache } from "./servers/mod.ts";
 import type { RobotServers } from "./robot/mod.ts";
 import type { RecordSeal } from "./record_seal.ts";
+import { type Clock, SYSTEM_CLOCK } from "../../lib/clock.ts";
 
 /** The configured network, resolved once at initialize. */
 export class ConfiguredNetwork {
@@ -46,6 +47,8 @@ export interface HcloudContext {
   readonly robot?: RobotServers;
   /** Seals the records the CCM keeps on objects tenants can write (absent in tests: records unsealed). */
   readonly seal?: RecordSeal;
+  /** What ages (orphans, cached facts) are read on: the system clock, or a test's fake one. */
+  readonly clock: Clock;
 }
 
 /** Builds the frozen context. */
@@ -57,10 +60,12 @@ export function hcloudContext(parts: {
   robotEnabled?: boolean;
   robot?: RobotServers;
   seal?: RecordSeal;
+  clock?: Clock;
 }): HcloudContext {
   return Object.freeze({
     ...parts,
     network: parts.network ?? new ConfiguredNetwork(),
     robotEnabled: parts.robotEnabled ?? false,
+    clock: parts.clock ?? SYSTEM_CLOCK,
   });
 }

@@ -5,7 +5,14 @@
  * @module
  */
 import type { CloudProvider, ClusterView } from "../provider.ts";
-import { ActionWaiter, Credentials, HcloudClient, toNetworkInfo } from "../../hcloud_api/mod.ts";
+import {
+  ActionWaiter,
+  Credentials,
+  HcloudClient,
+  type HcloudTransport,
+  toNetworkInfo,
+} from "../../hcloud_api/mod.ts";
+import type { Clock } from "../../lib/clock.ts";
 import { RecordSeal } from "./record_seal.ts";
 import { CloudApiError } from "../../hcloud_api/mod.ts";
 import type { HcloudConfig } from "./config.ts";
@@ -49,7 +56,7 @@ export class HcloudProvider implements CloudProvider {
   readonly #credentials: Credentials;
   /** Whether {@link initialize} has succeeded (the unreachable API is then no longer a readiness problem). */
   #initialized = false;
-  readonly #probe: { registry?: Registry; userAgent: string };
+  readonly #probe: { registry?: Registry; userAgent: string; fetch?: HcloudTransport };
   /** A server this project is known to have (from the last list), to confirm a rotated token. */
   #knownServer?: number;
   /** Leadership: once aborted, no cloud write is sent (see {@link fence}). */
@@ -57,17 +64,28 @@ export class HcloudProvider implements CloudProvider {
   /** The Robot server list, when Robot is enabled with credentials. */
   readonly robot?: RobotServers;
 
-  /** The provider for `config`, counting its requests in `registry`. */
-  constructor(config: HcloudConfig, registry?: Registry, userAgent = "deno-ccm") {
+  /**
+   * The provider for `config`, counting its requests in `registry`. `options` are for tests and the
+   * explorer: the clock its waits and ages run on, and the fetch its requests go through (the
+   * simulator's handler in-process).
+   */
+  constructor(
+    config: HcloudConfig,
+    registry?: Registry,
+    userAgent = "deno-ccm",
+    options: { clock?: Clock; fetch?: HcloudTransport } = {},
+  ) {
     this.config = config;
     this.#credentials = new Credentials({ token: config.token, file: config.tokenFile });
-    this.#probe = { registry, userAgent };
+    this.#probe = { registry, userAgent, fetch: options.fetch };
     this.client = new HcloudClient({
       endpoint: config.endpoint,
       token: this.#credentials,
       userAgent,
       metrics: registry,
       fence: () => this.#fence,
+      clock: options.clock,
+      fetch: options.fetch,
     });
     if (config.metricsEnabled) {
       const [, host, port] = config.metricsAddress.match(/^(.*):(\d{1,5})$/)!;
@@ -78,8 +96,9 @@ export class HcloudProvider implements CloudProvider {
       refresh: config.serverRefresh,
       fullListPeriodMs: config.serverFullListPeriodMs,
       metrics: registry,
+      clock: options.clock,
     });
-    this.actions = new ActionWaiter(this.client);
+    this.actions = new ActionWaiter(this.client, { clock: options.clock });
     const robot = config.robot;
     if (robot.enabled && robot.user && robot.password) {
       this.robot = new RobotServers(
@@ -101,6 +120,7 @@ export class HcloudProvider implements CloudProvider {
       robotEnabled: robot.enabled,
       robot: this.robot,
       seal: new RecordSeal(() => this.#credentials.tokens()),
+      clock: options.clock,
     });
     this.instances = countOperations(
       mapRetryableErrors(
@@ -239,6 +259,7 @@ export class HcloudProvider implements CloudProvider {
       token,
       userAgent: this.#probe.userAgent,
       metrics: this.#probe.registry,
+      fetch: this.#probe.fetch,
     });
     const network = this.context.network.id;
     const server = this.#knownServer;
@@ -286,5 +307,6 @@ export {
   valueKind,
 } from "./load_balancers/mod.ts";
 export { ServerCache } from "./servers/mod.ts";
+export { SERVICE_UID_LABEL } from "./names.ts";
 export { nodePortOpenings } from "./firewall/mod.ts";
 export * from "./names.ts";

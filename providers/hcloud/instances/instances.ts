@@ -90,7 +90,7 @@ export class HcloudInstances implements Instances {
       if (parsed.kind === "foreign") return true; // not ours: never delete
       // Following action logs, the snapshot may not show a change made without one: ask directly.
       if (parsed.kind === "cloud" && this.#cache.refreshMode === "actions") {
-        const started = Date.now();
+        const started = this.#cache.now();
         const { info, at } = await this.#cache.serverRead(parsed.id);
         if (info) return true;
         if (at >= started) return false;

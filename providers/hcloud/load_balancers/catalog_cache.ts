@@ -20,14 +20,19 @@ export interface Catalog {
 export class CatalogCache {
   #catalog?: { at: number; value: Promise<Catalog> };
 
-  constructor(private readonly client: HcloudClient, private readonly maxAgeMs = 3_600_000) {}
+  /** A cache over `client`, refreshed after `maxAgeMs` on `now`'s time. */
+  constructor(
+    private readonly client: HcloudClient,
+    private readonly maxAgeMs = 3_600_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The catalog, refreshed when older than the max age (a failed refresh is retried next time). */
   get(): Promise<Catalog> {
     const c = this.#catalog;
-    if (c && Date.now() - c.at < this.maxAgeMs) return c.value;
+    if (c && this.now() - c.at < this.maxAgeMs) return c.value;
     const value = this.#load();
-    this.#catalog = { at: Date.now(), value };
+    this.#catalog = { at: this.now(), value };
     value.catch(() => this.#catalog = undefined);
     return value;
   }

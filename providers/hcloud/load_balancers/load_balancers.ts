@@ -103,7 +103,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.reader = new ServiceReader(defaults, () => ctx.network.id !== undefined);
     this.#consent = new ExternalObjectConsent(defaults.externalObjectsNamespaces);
     this.#certificates = new LbCertificates(ctx.client, ctx.actions, this.#facts, this.#consent);
-    this.#catalog = new CatalogCache(ctx.client);
+    this.#catalog = new CatalogCache(ctx.client, undefined, () => ctx.clock.now());
     this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
     this.#lookup = new LbLookup(ctx.client, this.#facts, this.#consent);
     this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#facts, this.#consent);
@@ -152,6 +152,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
       appliedIps: this.#robot.enabled ? this.#targets.appliedIps : undefined,
       health: registry && new TargetHealthGauge(registry),
       tls: defaults.tlsSecrets ? this.#certificates.tls : undefined,
+      now: () => ctx.clock.now(),
     });
     if (defaults.firewall) {
       const nodePorts = defaults.firewallNodePortNamespaces;

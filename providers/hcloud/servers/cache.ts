@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { type Clock, SYSTEM_CLOCK } from "../../../lib/clock.ts";
 import { type HcloudClient, type ServerInfo, toServerInfo } from "../../../hcloud_api/mod.ts";
 import type { Registry } from "../../../lib/metrics.ts";
 import { logger } from "../../../lib/log.ts";
@@ -53,6 +54,8 @@ export interface ServerCacheOptions {
   /** In mode `actions`: the longest time between full lists (default 1 hour). */
   fullListPeriodMs?: number;
   metrics?: Registry;
+  /** What ages and the batch window are timed on (default: the system clock). */
+  clock?: Clock;
 }
 
 const PAGE = 50;
@@ -62,6 +65,7 @@ const BATCH_WINDOW_MS = 50;
 /** See the module doc. */
 export class ServerCache {
   readonly #client: HcloudClient;
+  readonly #clock: Clock;
   /** How old a snapshot may be before a lookup refreshes it. */
   readonly maxAgeMs: number;
   /** How a refresh reads: the action logs, or a full list. */
@@ -85,6 +89,7 @@ export class ServerCache {
   /** A cache reading through `client`. */
   constructor(client: HcloudClient, options: ServerCacheOptions = {}) {
     this.#client = client;
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.maxAgeMs = options.maxAgeMs ?? 10_000;
     this.refreshMode = options.refresh ?? "list";
     this.#fullListPeriodMs = options.fullListPeriodMs ?? 3_600_000;
@@ -102,6 +107,11 @@ export class ServerCache {
     );
   }
 
+  /** The time on the cache's clock (ms since epoch): what `notBefore` and snapshots' `at` compare with. */
+  now(): number {
+    return this.#clock.now();
+  }
+
   /** The current snapshot, however old (never a cloud call). */
   peek(): ServerSnapshot | undefined {
     return this.#snapshot;
@@ -113,7 +123,7 @@ export class ServerCache {
     const notBefore = freshness.notBefore ?? 0;
     const meets = (s: ServerSnapshot) => s.at >= notBefore && (!freshness.full || s.full);
     const s = this.#snapshot;
-    if (s && Date.now() - s.at < maxAge && meets(s)) return s;
+    if (s && this.#clock.now() - s.at < maxAge && meets(s)) return s;
     const inflight = this.#inflight;
     if (inflight) {
       const next = await inflight.catch(() => undefined);
@@ -139,7 +149,7 @@ export class ServerCache {
     // the full snapshot with an incremental one no staler than it; answering only from a full one
     // made later lookups read single servers).
     const s = this.#snapshot;
-    if (s && Date.now() - s.listedAt < this.maxAgeMs) return { info: s.byId.get(id), at: s.listedAt };
+    if (s && this.#clock.now() - s.listedAt < this.maxAgeMs) return { info: s.byId.get(id), at: s.listedAt };
     // A full list being read answers too: waiting for it costs nothing, reading each server a request
     // apiece (CI: a starting CCM's first monitor pass read its 7 NotReady Nodes' servers one by one
     // while its first list was under way). The answer carries the list's time, so a server missing
@@ -150,8 +160,10 @@ export class ServerCache {
       if (next) return { info: next.byId.get(id), at: next.listedAt };
     }
     const known = this.#direct.get(id);
-    if (known && Date.now() - known.at < this.maxAgeMs) return { info: await known.read, at: known.at };
-    const at = Date.now();
+    if (known && this.#clock.now() - known.at < this.maxAgeMs) {
+      return { info: await known.read, at: known.at };
+    }
+    const at = this.#clock.now();
     const read = this.#readDirect(id);
     this.#direct.set(id, { at, read });
     read.catch(() => this.#direct.delete(id));
@@ -165,7 +177,7 @@ export class ServerCache {
    */
   async fresh(id: number): Promise<ServerInfo | undefined> {
     const read = this.#fetch(id);
-    this.#direct.set(id, { at: Date.now(), read });
+    this.#direct.set(id, { at: this.#clock.now(), read });
     read.catch(() => this.#direct.delete(id));
     return await read;
   }
@@ -200,7 +212,7 @@ export class ServerCache {
       // Reading the two logs costs two requests at least: a full list of two pages or fewer is as
       // cheap and complete, so small projects simply list.
       const incremental = !full && this.refreshMode === "actions" && this.#snapshot && this.#cursors &&
-        pagesOf(this.#snapshot.all.length) > 2 && Date.now() - this.#lastFull < this.#fullListPeriodMs;
+        pagesOf(this.#snapshot.all.length) > 2 && this.#clock.now() - this.#lastFull < this.#fullListPeriodMs;
       if (incremental) {
         try {
           const next = await this.#incremental(this.#snapshot!, this.#cursors!);
@@ -233,7 +245,7 @@ export class ServerCache {
   }
 
   async #list(): Promise<ServerSnapshot> {
-    const started = Date.now();
+    const started = this.#clock.now();
     // The cursors are read first: whatever happens during the list is read again next time. A small
     // project (see #refresh) is listed every time and needs none.
     const small = this.#snapshot !== undefined && pagesOf(this.#snapshot.all.length) <= 2;
@@ -266,7 +278,7 @@ export class ServerCache {
 
   /** The snapshot updated from the action logs, or undefined when a full list is cheaper. */
   async #incremental(base: ServerSnapshot, cursors: LogCursors): Promise<ServerSnapshot | undefined> {
-    const started = Date.now();
+    const started = this.#clock.now();
     const { news, changes } = await followLogs(this.#client, base, cursors, (id) => this.#fetch(id));
     this.#tell(news);
     if (!changes) return undefined;
@@ -298,11 +310,11 @@ export class ServerCache {
   #readDirect(id: number): Promise<ServerInfo | undefined> {
     if (!this.#batch) {
       const ids = new Set<number>();
-      const done = new Promise<void>((r) => setTimeout(r, BATCH_WINDOW_MS)).then(async () => {
+      const done = new Promise<void>((r) => this.#clock.setTimeout(r, BATCH_WINDOW_MS)).then(async () => {
         this.#batch = undefined;
         const found = new Map<number, ServerInfo | undefined>();
         if (ids.size > pagesOf(this.#snapshot?.all.length ?? 0)) {
-          const snapshot = await this.get({ notBefore: Date.now(), full: true });
+          const snapshot = await this.get({ notBefore: this.#clock.now(), full: true });
           for (const i of ids) found.set(i, snapshot.byId.get(i));
         } else await inBatches([...ids], async (i) => found.set(i, await this.#fetch(i)));
         return found;

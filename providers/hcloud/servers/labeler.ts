@@ -132,7 +132,8 @@ export class ServerLabeler {
     const run = this.#tail.then(async () => {
       if (fullList) this.#repairQueued = false;
       await this.#sync(
-        snapshot ?? (fullList ? await this.cache.get({ full: true, notBefore: Date.now() }) : undefined),
+        snapshot ??
+          (fullList ? await this.cache.get({ full: true, notBefore: this.cache.now() }) : undefined),
       );
     });
     this.#tail = run.catch(() => {});
@@ -148,7 +149,7 @@ export class ServerLabeler {
     // A just-initialized server may be newer than the snapshot: list once more (not for repairs,
     // which must never cause a list of their own).
     if (!given && [...wanted].some((id) => !snapshot.byId.has(id))) {
-      snapshot = await this.cache.get({ notBefore: Date.now(), full: true });
+      snapshot = await this.cache.get({ notBefore: this.cache.now(), full: true });
     }
     const complete = [...wanted].every((id) => snapshot.byId.has(id));
     let changed = 0;

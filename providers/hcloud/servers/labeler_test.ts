@@ -9,6 +9,7 @@ import type { ServerSnapshot } from "./snapshot.ts";
 function labeler() {
   let fullLists = 0;
   const cache = {
+    now: () => Date.now(),
     onSnapshot: () => {},
     get: (o: { full?: boolean }) => {
       if (o?.full) fullLists++;
@@ -65,6 +66,7 @@ function settledLabeler() {
   let reads = 0;
   let writes = 0;
   const cache = {
+    now: () => Date.now(),
     onSnapshot: () => {},
     get: () => (reads++, Promise.resolve(snapshot)),
   } as unknown as ServerCache;

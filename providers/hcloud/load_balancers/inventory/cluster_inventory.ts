@@ -54,6 +54,8 @@ export interface InventorySources {
    * firewall that no longer lets it through is one cause: its keeper looks again).
    */
   onUnhealthy?: () => void;
+  /** The time orphans' ages are read against (default the system's). */
+  now?: () => number;
 }
 
 /** A certificate uploaded from a TLS Secret younger than this may still wait for its swap. */
@@ -142,9 +144,10 @@ export class ClusterInventory implements LoadBalancerInventory {
       return !services || sharedAlive(labels, services, liveServiceUids);
     };
     return withSignal(signal, async () => {
-      const balancers = await sweepOrphans(this.sources.client, clusterId, liveServiceUids, alive);
+      const now = this.sources.now ?? Date.now;
+      const balancers = await sweepOrphans(this.sources.client, clusterId, liveServiceUids, alive, now);
       // After the balancers: a certificate only an orphan used is free now.
-      const certificates = await this.sources.tls?.sweepUnused(clusterId, TLS_ORPHAN_MIN_AGE_MS) ?? 0;
+      const certificates = await this.sources.tls?.sweepUnused(clusterId, TLS_ORPHAN_MIN_AGE_MS, now()) ?? 0;
       return balancers + certificates;
     });
   }

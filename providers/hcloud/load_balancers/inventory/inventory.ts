@@ -42,6 +42,7 @@ export async function sweepOrphans(
   clusterId: string,
   liveServiceUids: Set<string>,
   sharedAlive: (labels: Record<string, string>) => boolean = () => true,
+  now: () => number = Date.now,
 ): Promise<number> {
   const all = await client.listAllStreamed<SweptRaw, Swept>(
     "list load balancers",
@@ -63,7 +64,7 @@ export async function sweepOrphans(
   for (const lb of all) {
     const orphan = lb.shared ? !sharedAlive(lb.shared) : lb.uid !== undefined && !liveServiceUids.has(lb.uid);
     if (!orphan || lb.protected) continue;
-    if (!(Date.now() - lb.created >= ORPHAN_MIN_AGE_MS)) continue; // young, or no valid `created`
+    if (!(now() - lb.created >= ORPHAN_MIN_AGE_MS)) continue; // young, or no valid `created`
     try {
       await client.call(
         "delete orphaned load balancer",

@@ -114,9 +114,10 @@ export function wholeSettingsDiffering(spec: LoadBalancerSpec, lb: Schemas["load
   return differ.length ? differ.join(", ") : wholeSettingsNamed(spec);
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+// Synchronous (node:crypto): WebCrypto's digest settled on a worker thread, so the order of a run's
+// requests depended on the machine's timing (see record_seal.ts).
+function sha256Hex(text: string): Promise<string> {
+  return Promise.resolve(createHash("sha256").update(text).digest("hex"));
 }
 
 /** Port → the name of the Service that owns it, as the balancer's labels record it. */

@@ -1,0 +1,17 @@
+/**
+ * The explorer (issue 60): the CCM in one deterministic process, driven by one seed — a seeded
+ * swarm of workloads and faults with invariants after every step, and a sweep that crashes the CCM
+ * around every write of a reference run. `deno task explore` runs either; see docs/explore.md.
+ *
+ * @module
+ */
+export {
+  type CampaignOptions,
+  type CampaignReport,
+  runCampaign,
+  WINDOW_GUARD_SEEDS,
+  WINDOWS,
+} from "./campaign.ts";
+export { CRASH_MODES, type CrashPointReport, sweepCrashPoints } from "./crash_points.ts";
+export { replayCommand, runSchedule, type ScheduleResult, STEADY_MAX_REQUESTS } from "./schedule.ts";
+export { type CrashMode, ExploreCluster, type WriteSeen } from "./cluster.ts";

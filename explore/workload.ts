@@ -1,0 +1,291 @@
+/**
+ * What users, kubelets and the cloud do to an explored cluster, one step at a time, drawn from the
+ * world's seed: Nodes join (a server, then its Node as a kubelet registers it), go NotReady and
+ * Ready, are relabelled out of balancers, lose their server or are powered off in the console, are
+ * deleted by an admin; Services are created, changed (annotations drawn from the parser's own
+ * choices, ports), switched away from LoadBalancer and back, deleted, and deleted and recreated
+ * under the same name (a new UID); the apiserver lags or forgets its history; the CCM crashes.
+ *
+ * The workload keeps what it did (its own Node deletions, the Services it switched away from
+ * LoadBalancer) for the invariants: the CCM is judged only on what it did itself.
+ *
+ * @module
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import { NODES, SERVICES } from "../kube/resources.ts";
+import { pick } from "../lib/random.ts";
+import { UNINITIALIZED_TAINT } from "../controllers/mod.ts";
+import type { ExploreCluster } from "./cluster.ts";
+
+/** The label that keeps a Node out of balancers. */
+export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
+const P = "load-balancer.hetzner.cloud/";
+/** Annotation values a user may set, each one the parser accepts. */
+const ANNOTATION_CHOICES: [string, string[]][] = [
+  [`${P}algorithm-type`, ["round_robin", "least_connections"]],
+  [`${P}health-check-interval`, ["5s", "15s"]],
+  [`${P}uses-proxyprotocol`, ["true", "false"]],
+  [`${P}use-private-ip`, ["true", "false"]],
+];
+/** At most this many Nodes and Services at once: small worlds explore more orders per minute. */
+const MAX_NODES = 5;
+const MAX_SERVICES = 4;
+
+/** What the workload did that the invariants must know. */
+export interface WorkloadMemory {
+  /** Nodes an admin deleted (the CCM did not). */
+  deletedNodes: Set<string>;
+  /** Service UIDs whose LoadBalancer type the user took away at some point in this step. */
+  interrupted: Set<string>;
+  /** Service UIDs the user deleted. */
+  deletedServices: Set<string>;
+}
+
+/** One step: its name (for a failure's trail) and what it does. */
+interface Op {
+  name: string;
+  weight: number;
+  run: () => Promise<string | undefined>;
+}
+
+/** See the module doc. */
+export class Workload {
+  readonly memory: WorkloadMemory = {
+    deletedNodes: new Set(),
+    interrupted: new Set(),
+    deletedServices: new Set(),
+  };
+  #nodes = 0;
+  #services = 0;
+
+  constructor(private readonly c: ExploreCluster) {}
+
+  /** One step drawn from the seed; returns what it did (undefined: nothing was possible). */
+  async step(): Promise<string | undefined> {
+    this.memory.interrupted.clear();
+    const ops = this.#ops();
+    const total = ops.reduce((s, o) => s + o.weight, 0);
+    let x = this.c.random() * total;
+    for (const op of ops) {
+      x -= op.weight;
+      if (x < 0) return await op.run();
+    }
+    return undefined;
+  }
+
+  /** Adds Nodes until `n` run (the start of a schedule). */
+  async joinNodes(n: number): Promise<void> {
+    for (let i = 0; i < n; i++) await this.#join();
+  }
+
+  /** Every fault and churn stops: servers back on, kubelets Ready (the liveness phase). */
+  async calm(): Promise<void> {
+    this.c.apiserver.watchDelayMs = 0;
+    this.c.sim.faults.rules.length = 0;
+    for (const node of this.#nodeList()) {
+      const id = serverId(node);
+      const server = id === undefined ? undefined : this.c.sim.world.servers.get(id);
+      if (server && server.status !== "running") this.c.sim.control.setPower(server.id, true);
+      if (!server && id !== undefined) continue; // its Node goes: the lifecycle controller's job
+      await this.#ready(node.metadata!.name!, true);
+    }
+  }
+
+  #ops(): Op[] {
+    const nodes = this.#nodeList();
+    const services = this.c.apiserver.objects<Service>("services");
+    const r = (n: number) => pick(this.c.random, n);
+    const anyNode = () => nodes[r(nodes.length)];
+    const anyService = () => services[r(services.length)];
+    const ops: Op[] = [];
+    const add = (name: string, weight: number, run: () => Promise<string | undefined>) =>
+      ops.push({ name, weight, run });
+    if (nodes.length < MAX_NODES) add("join", 3, () => this.#join());
+    if (services.length < MAX_SERVICES) {
+      add("create service", 4, () => this.#create(`svc-${++this.#services}`));
+    }
+    add("wait", 3, () => Promise.resolve("wait"));
+    if (nodes.length) {
+      add("not ready", 2, async () => {
+        const n = anyNode();
+        await this.#ready(n.metadata!.name!, false);
+        return `${n.metadata!.name} NotReady`;
+      });
+      add("ready", 2, async () => {
+        const n = anyNode();
+        // Only a kubelet on a running server reports Ready.
+        const id = serverId(n);
+        if (id !== undefined && this.c.sim.world.servers.get(id)?.status !== "running") return undefined;
+        await this.#ready(n.metadata!.name!, true);
+        return `${n.metadata!.name} Ready`;
+      });
+      add("relabel", 2, async () => {
+        const n = anyNode();
+        const excluded = n.metadata?.labels?.[EXCLUDE_LABEL] !== undefined;
+        await this.c.client.patch(NODES, n.metadata!.name!, "merge", {
+          metadata: { labels: { [EXCLUDE_LABEL]: excluded ? null : "" } },
+        });
+        return `${n.metadata!.name} ${excluded ? "back in" : "out of"} balancers`;
+      });
+      add("server deleted", 1, async () => {
+        const n = anyNode();
+        const id = serverId(n);
+        if (id === undefined || !this.c.sim.world.servers.has(id)) return undefined;
+        this.c.sim.control.deleteServer(id);
+        await this.#ready(n.metadata!.name!, false);
+        return `server of ${n.metadata!.name} deleted in the console`;
+      });
+      add("power off", 1, async () => {
+        const n = anyNode();
+        const id = serverId(n);
+        if (id === undefined || !this.c.sim.world.servers.has(id)) return undefined;
+        this.c.sim.control.setPower(id, false);
+        await this.#ready(n.metadata!.name!, false);
+        return `server of ${n.metadata!.name} powered off`;
+      });
+      add("node deleted", 1, async () => {
+        const n = anyNode();
+        this.memory.deletedNodes.add(n.metadata!.name!);
+        await this.c.client.delete(NODES, n.metadata!.name!).catch(() => {});
+        return `Node ${n.metadata!.name} deleted by an admin`;
+      });
+    }
+    if (services.length) {
+      add("change service", 3, async () => {
+        const s = anyService();
+        const [name, values] = ANNOTATION_CHOICES[r(ANNOTATION_CHOICES.length)];
+        const value = values[r(values.length)];
+        await this.c.client.patch(SERVICES, s.metadata!.name!, "merge", {
+          metadata: { annotations: { [name]: value } },
+        }, { namespace: "default" }).catch(() => {});
+        return `${s.metadata!.name}: ${name}=${value}`;
+      });
+      add("port", 2, async () => {
+        const s = anyService();
+        const ports = s.spec?.ports ?? [];
+        const next = ports.length > 1 ? ports.slice(0, 1) : [...ports, {
+          name: "tls",
+          port: 443,
+          protocol: "TCP",
+          nodePort: (ports[0]?.nodePort ?? 30000) + 1000,
+        }];
+        await this.c.client.patch(SERVICES, s.metadata!.name!, "merge", { spec: { ports: next } }, {
+          namespace: "default",
+        }).catch(() => {});
+        return `${s.metadata!.name}: ${next.length} ports`;
+      });
+      add("type", 1, async () => {
+        const s = anyService();
+        const away = s.spec?.type === "LoadBalancer";
+        if (away) this.memory.interrupted.add(s.metadata!.uid!);
+        await this.c.client.patch(SERVICES, s.metadata!.name!, "merge", {
+          spec: { type: away ? "ClusterIP" : "LoadBalancer" },
+        }, { namespace: "default" }).catch(() => {});
+        return `${s.metadata!.name}: type ${away ? "ClusterIP" : "LoadBalancer"}`;
+      });
+      add("delete service", 2, async () => {
+        const s = anyService();
+        this.memory.deletedServices.add(s.metadata!.uid!);
+        this.memory.interrupted.add(s.metadata!.uid!);
+        await this.c.client.delete(SERVICES, s.metadata!.name!, { namespace: "default" }).catch(() => {});
+        return `${s.metadata!.name} deleted`;
+      });
+      add("recreate service", 1, async () => {
+        const s = anyService();
+        if (s.metadata?.deletionTimestamp) return undefined;
+        this.memory.deletedServices.add(s.metadata!.uid!);
+        this.memory.interrupted.add(s.metadata!.uid!);
+        await this.c.client.delete(SERVICES, s.metadata!.name!, { namespace: "default" }).catch(() => {});
+        // The old object waits for its finalizer: the new one comes the moment it is gone (a
+        // GitOps tool re-applying it), while the CCM may still see the old one.
+        for (let i = 0; i < 60 && this.c.apiserver.object("services", s.metadata!.name!, "default"); i++) {
+          await this.c.clock.advance(1_000);
+        }
+        if (this.c.apiserver.object("services", s.metadata!.name!, "default")) {
+          return `${s.metadata!.name} deleted`;
+        }
+        if (this.c.apiserver.watchDelayMs > 0) this.c.reached("service recreated behind a lagging view");
+        return await this.#create(s.metadata!.name!);
+      });
+    }
+    add("apiserver lags", 1, () => {
+      this.c.apiserver.watchDelayMs = this.c.apiserver.watchDelayMs ? 0 : 1_000 + r(20_000);
+      return Promise.resolve(`watch delay ${this.c.apiserver.watchDelayMs} ms`);
+    });
+    add("compaction", 1, () => {
+      this.c.apiserver.compact();
+      return Promise.resolve("apiserver history compacted");
+    });
+    add("crash", 1, () => {
+      this.c.crash();
+      return Promise.resolve("CCM crashed");
+    });
+    add("cloud faults", 2, () => {
+      const [match, status, code] = [
+        ["^POST /load_balancers/\\{id\\}/actions/(add|remove)_target$", 429, "rate_limit_exceeded"],
+        ["^POST /load_balancers$", 503, "unavailable"],
+        ["^(POST|PUT|DELETE) /", 500, "server_error"],
+        ["^GET /servers$", 503, "unavailable"],
+        ["^POST /networks/\\{id\\}/actions/(add|delete)_route$", 409, "conflict"],
+      ][r(5)] as [string, number, string];
+      this.c.sim.faults.rules.push({ match, status, code, count: 1 + r(3), rate: 0.5 });
+      return Promise.resolve(`fault ${status} on ${match}`);
+    });
+    return ops;
+  }
+
+  #nodeList(): Node[] {
+    return this.c.apiserver.objects<Node>("nodes");
+  }
+
+  async #join(): Promise<string> {
+    const k = ++this.#nodes;
+    const name = `node-${k}`;
+    this.c.sim.control.createServer({ name, location: "nbg1", private_net: [{ network: "k8s" }] });
+    await this.c.client.create(NODES, {
+      metadata: { name, labels: { "kubernetes.io/hostname": name } },
+      spec: {
+        podCIDR: `10.244.${k}.0/24`,
+        podCIDRs: [`10.244.${k}.0/24`],
+        taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }],
+      },
+      status: { conditions: [{ type: "Ready", status: "True", reason: "KubeletReady" }] },
+    });
+    return `${name} joined`;
+  }
+
+  /** As a kubelet reports: a strategic merge of its Ready condition (other conditions stay). */
+  async #ready(name: string, ready: boolean): Promise<void> {
+    await this.c.client.patch(NODES, name, "strategic", {
+      status: {
+        conditions: [{
+          type: "Ready",
+          status: ready ? "True" : "Unknown",
+          reason: ready ? "KubeletReady" : "NodeStatusUnknown",
+        }],
+      },
+    }, { subresource: "status" }).catch(() => {});
+  }
+
+  async #create(name: string): Promise<string> {
+    const r = (n: number) => pick(this.c.random, n);
+    const annotations: Record<string, string> = {};
+    for (const [key, values] of ANNOTATION_CHOICES) if (r(2)) annotations[key] = values[r(values.length)];
+    const k = this.#services;
+    const svc: Service = {
+      metadata: { name, namespace: "default", annotations },
+      spec: {
+        type: "LoadBalancer",
+        ports: [{ name: "http", port: 80, protocol: "TCP", nodePort: 30000 + k }],
+      },
+    };
+    await this.c.client.create(SERVICES, svc, { namespace: "default" }).catch(() => {});
+    return `${name} created (${Object.keys(annotations).length} annotations)`;
+  }
+}
+
+/** The server ID of a Node's `hcloud://` provider ID, or its name's server before it has one. */
+export function serverId(node: Node): number | undefined {
+  const m = node.spec?.providerID?.match(/^hcloud:\/\/(\d+)$/);
+  return m ? Number(m[1]) : undefined;
+}
