@@ -65,12 +65,15 @@ const ARGS = [
   "--allocate-node-cidrs=false",
   "--route-reconciliation-period=30s", // as the chart ships it
 ];
-/** Its environment: the network `k8s`, balancers in nbg1 attached to it. */
+/** The Cloud Firewall whose rules for the balancers the CCM keeps. */
+export const FIREWALL = "k8s-balancers";
+/** Its environment: the network `k8s`, balancers in nbg1 attached to it, their firewall kept. */
 const ENV = {
   HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
   HCLOUD_ENDPOINT: ENDPOINT,
   HCLOUD_NETWORK: "k8s",
   HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1",
+  HCLOUD_LOAD_BALANCERS_FIREWALL: FIREWALL,
   HCLOUD_METRICS_ENABLED: "false",
 };
 

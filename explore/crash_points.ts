@@ -14,7 +14,8 @@ import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
 import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 import { type CrashMode, ExploreCluster, type WriteSeen } from "./cluster.ts";
-import { liveness, Safety, seedForeign, type Violation } from "./invariants.ts";
+import { Safety, seedForeign, type Violation } from "./invariants.ts";
+import { liveness } from "./liveness.ts";
 import { EXCLUDE_LABEL, serverId, Workload } from "./workload.ts";
 
 /** The three ways the CCM is stopped around one write. */

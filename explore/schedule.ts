@@ -14,7 +14,8 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { pick } from "../lib/random.ts";
 import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 import { ExploreCluster } from "./cluster.ts";
-import { liveness, Safety, seedForeign, type Violation } from "./invariants.ts";
+import { Safety, seedForeign, type Violation } from "./invariants.ts";
+import { liveness } from "./liveness.ts";
 import { Workload } from "./workload.ts";
 
 /** Settings of one schedule. */

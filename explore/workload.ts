@@ -20,6 +20,8 @@ import type { ExploreCluster } from "./cluster.ts";
 /** The label that keeps a Node out of balancers. */
 export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 const P = "load-balancer.hetzner.cloud/";
+/** Services naming one key share one balancer (ours). */
+export const SHARE_ANNOTATION = "service.deno-ccm.io/load-balancer-share";
 /** Annotation values a user may set, each one the parser accepts. */
 const ANNOTATION_CHOICES: [string, string[]][] = [
   [`${P}algorithm-type`, ["round_robin", "least_connections"]],
@@ -57,6 +59,7 @@ export class Workload {
   };
   #nodes = 0;
   #services = 0;
+  #ports = 0;
 
   constructor(private readonly c: ExploreCluster) {}
 
@@ -153,6 +156,8 @@ export class Workload {
     if (services.length) {
       add("change service", 3, async () => {
         const s = anyService();
+        // A shared balancer's settings are the first Service's: its members change only ports.
+        if (s.metadata?.annotations?.[SHARE_ANNOTATION] !== undefined) return undefined;
         const [name, values] = ANNOTATION_CHOICES[r(ANNOTATION_CHOICES.length)];
         const value = values[r(values.length)];
         await this.c.client.patch(SERVICES, s.metadata!.name!, "merge", {
@@ -163,11 +168,13 @@ export class Workload {
       add("port", 2, async () => {
         const s = anyService();
         const ports = s.spec?.ports ?? [];
+        const shared = s.metadata?.annotations?.[SHARE_ANNOTATION] !== undefined;
+        const nodePort = ports[0]?.nodePort ?? 30000;
         const next = ports.length > 1 ? ports.slice(0, 1) : [...ports, {
           name: "tls",
-          port: 443,
+          port: shared ? 9000 + nodePort - 30000 : 443,
           protocol: "TCP",
-          nodePort: (ports[0]?.nodePort ?? 30000) + 1000,
+          nodePort: nodePort + 1000,
         }];
         await this.c.client.patch(SERVICES, s.metadata!.name!, "merge", { spec: { ports: next } }, {
           namespace: "default",
@@ -267,20 +274,29 @@ export class Workload {
     }, { subresource: "status" }).catch(() => {});
   }
 
+  /**
+   * A Service of its own balancer, or (one in three) on the namespace's shared balancer: shared
+   * ones listen on ports of their own (8000 + k, 9000 + k), as Services sharing one must.
+   */
   async #create(name: string): Promise<string> {
     const r = (n: number) => pick(this.c.random, n);
     const annotations: Record<string, string> = {};
-    for (const [key, values] of ANNOTATION_CHOICES) if (r(2)) annotations[key] = values[r(values.length)];
-    const k = this.#services;
+    const shared = r(3) === 0;
+    if (shared) annotations[SHARE_ANNOTATION] = "pool-a";
+    else {for (const [key, values] of ANNOTATION_CHOICES) {
+        if (r(2)) annotations[key] = values[r(values.length)];
+      }}
+    // Every Service, a recreated one too, gets ports of its own (shared ones must not collide).
+    const k = ++this.#ports;
     const svc: Service = {
       metadata: { name, namespace: "default", annotations },
       spec: {
         type: "LoadBalancer",
-        ports: [{ name: "http", port: 80, protocol: "TCP", nodePort: 30000 + k }],
+        ports: [{ name: "http", port: shared ? 8000 + k : 80, protocol: "TCP", nodePort: 30000 + k }],
       },
     };
     await this.c.client.create(SERVICES, svc, { namespace: "default" }).catch(() => {});
-    return `${name} created (${Object.keys(annotations).length} annotations)`;
+    return `${name} created (${shared ? "shared" : `${Object.keys(annotations).length} annotations`})`;
   }
 }
 

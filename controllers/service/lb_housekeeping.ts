@@ -53,6 +53,8 @@ export interface HousekeepingHooks {
   balancerOf?(service: Service): string;
   /** Syncs the Service again; `recreate`: its balancer is gone, so forget what it was synced with. */
   resync(service: Service, recreate: boolean): void;
+  /** Balancers were deleted outside any Service's sync (the orphan sweep): what follows them looks again. */
+  deleted?(): void;
 }
 
 /** See the module doc. */
@@ -168,6 +170,7 @@ export class LoadBalancerHousekeeping {
     const live = new Set(this.#hooks.wanted().map((s) => s.metadata!.uid!));
     const deleted = await this.#inventory.sweepOrphans(live, signal);
     if (deleted) {
+      this.#hooks.deleted?.();
       this.#orphansDeleted.inc({}, deleted);
       this.#log.warning("deleted {n} orphaned load balancer(s) whose Service no longer exists", {
         n: deleted,

@@ -158,6 +158,7 @@ class ServiceController implements Controller {
         if (recreate) this.#nodeSets.forget(objectKey(svc));
         this.#queue.add(objectKey(svc));
       },
+      deleted: () => this.#firewall?.poke(),
     });
     if (lbs.tlsSecrets) {
       this.#secrets = new TlsSecretWatch(
@@ -267,6 +268,7 @@ class ServiceController implements Controller {
     const cluster = this.#ctx.flags.clusterName;
     if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#wants(svc))) {
       await releaseBalancer(this.#deletion, svc, signal);
+      this.#firewall?.ensured(key);
       this.#nodeSets.forget(key);
       // A create still in flight from before a crash could land after this; sweep for it later.
       this.#housekeeping.sweepSoon();
@@ -324,6 +326,7 @@ class ServiceController implements Controller {
     const again = this.#selection(key, svc, after.nodes, after.set);
     if (after.set !== set || again.target !== selection.target) this.#nodeQueue.add(NODE_SYNC);
     else if (again.keep.size) this.#scheduleDrainEnd();
+    this.#firewall?.ensured(key);
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
   }
 

@@ -25,6 +25,7 @@ import type { ControllerContext } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import type { LoadBalancerFirewall } from "../../providers/provider.ts";
 import { SERVICES } from "../../kube/resources.ts";
+import { objectKey } from "../../kube/informer.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { withPriority } from "../../lib/priority.ts";
@@ -57,6 +58,8 @@ export class FirewallFollower {
   #tokensAt: number;
   /** A poke's sync is queued and has not started. */
   #asked = false;
+  /** LoadBalancer Services changed whose balancer the service controller has not ensured since. */
+  readonly #awaited = new Set<string>();
   /** A Service changed since the last successful sync (the balancers must be looked at again). */
   #dirty = true;
   readonly #clock: Clock;
@@ -107,14 +110,35 @@ export class FirewallFollower {
     const concerns = (svc: Service) => !!firewall.concerns?.(svc);
     // A LoadBalancer Service's change may change a balancer (looked at again); another Service the
     // firewall follows only changes what the informer already shows.
-    const seen = (balancer: boolean) => this.poke(balancer);
+    const seen = (balancer: boolean, svc?: Service) => {
+      if (balancer && svc) this.#awaited.add(objectKey(svc));
+      this.poke(balancer);
+    };
     ctx.informers.for(SERVICES).addHandlers({
-      onAdd: (svc) => (isLoadBalancer(svc) || concerns(svc)) && seen(isLoadBalancer(svc)),
-      onDelete: (svc) => (isLoadBalancer(svc) || concerns(svc)) && seen(isLoadBalancer(svc)),
+      onAdd: (svc) => (isLoadBalancer(svc) || concerns(svc)) && seen(isLoadBalancer(svc), svc),
+      onDelete: (svc) => {
+        this.#awaited.delete(objectKey(svc));
+        if (isLoadBalancer(svc) || concerns(svc)) seen(isLoadBalancer(svc));
+      },
+      // A Service turned from LoadBalancer to another type gives up its address only after its
+      // balancer is deleted: that release, a status write on a Service of another type, is the
+      // change the firewall must follow (explorer seed 293: the gone balancer's address stayed let
+      // in; Hetzner hands released addresses to other customers).
       onUpdate: (a, b) =>
-        (isLoadBalancer(a) || isLoadBalancer(b) || concerns(a) || concerns(b)) && changed(a, b) &&
-        seen(isLoadBalancer(a) || isLoadBalancer(b)),
+        (hasBalancer(a) || hasBalancer(b) || concerns(a) || concerns(b)) && changed(a, b) &&
+        seen(hasBalancer(a) || hasBalancer(b), b),
     });
+  }
+
+  /**
+   * The service controller is done with the Service `key` (its balancer ensured or released): when
+   * that Service changed since, the firewall looks at the balancers again. The sync its change asked
+   * for may have run before the balancer followed the change (explorer seed 249: a balancer switched
+   * to private targets stayed let in), and nothing else would ask. Costs nothing while no Service
+   * changes.
+   */
+  ensured(key: string): void {
+    if (this.#awaited.delete(key)) this.poke();
   }
 
   /**
@@ -226,6 +250,11 @@ function isLoadBalancer(svc: Service): boolean {
 }
 
 /** What may change the rules: type, ports, annotations (source ranges among them), ingress, deletion. */
+/** A LoadBalancer Service, or one that still shows a balancer's address. */
+function hasBalancer(svc: Service): boolean {
+  return isLoadBalancer(svc) || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0;
+}
+
 function changed(a: Service, b: Service): boolean {
   return a.spec?.type !== b.spec?.type ||
     JSON.stringify(a.spec?.ports) !== JSON.stringify(b.spec?.ports) ||

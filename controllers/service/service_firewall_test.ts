@@ -189,3 +189,66 @@ Deno.test("service firewall: a keeper that keeps failing says so in /readyz and 
   assertEquals(t.metrics.gauge("loop_consecutive_failures", "").get({ loop: "firewall" }), 0);
   assertEquals(t.metrics.gauge("firewall_balancers_left_out", "").get(), 1);
 });
+
+Deno.test("service firewall: a Service turned to ClusterIP is synced again once its balancer is gone (explorer seed 293)", async () => {
+  const fake = new FakeProvider();
+  // What each sync saw: the balancers there were.
+  const seen: number[] = [];
+  Object.assign(fake.loadBalancers, {
+    firewall: {
+      sync: () => {
+        seen.push(fake.balancers.size);
+        return Promise.resolve({ changed: true, rules: fake.balancers.size });
+      },
+    },
+  });
+  const t = newController(serviceController, fake);
+  t.apiserver.seed("services", lb("web", 80));
+  await t.run(async () => {
+    await t.advance(300);
+    assertEquals(fake.balancers.size, 1);
+    await t.advance(120_000); // the burst refilled
+    await t.client.patch(SERVICES, "web", "merge", { spec: { type: "ClusterIP" } }, { namespace: "default" });
+    await t.advance(120_000);
+  });
+  assertEquals(fake.balancers.size, 0, "the balancer is deleted");
+  assertEquals(seen.at(-1), 0, `the last sync saw it gone (syncs saw ${seen.join(", ")})`);
+  assertEquals(t.metrics.gauge("firewall_balancer_rules", "").get(), 0);
+});
+
+Deno.test("service firewall: after a Service's change, the firewall looks again once its balancer followed (explorer seed 249)", async () => {
+  const fake = new FakeProvider();
+  fake.delayMs = 1_000; // an ensure takes a second: the sync the change asked for runs before it ends
+  // What each sync saw: the ports of the balancer there was.
+  const seen: string[] = [];
+  Object.assign(fake.loadBalancers, {
+    firewall: {
+      sync: () => {
+        seen.push([...fake.balancers.values()].map((b) => b.ports.join("+")).join() || "none");
+        return Promise.resolve({ changed: true, rules: 1 });
+      },
+    },
+  });
+  const t = newController(serviceController, fake);
+  fake.clock = t.clock;
+  t.apiserver.seed("services", lb("web", 80));
+  await t.run(async () => {
+    await t.advance(5_000);
+    await t.advance(120_000); // the burst refilled
+    await t.client.patch(SERVICES, "web", "merge", {
+      spec: {
+        ports: [{ port: 80, protocol: "TCP", nodePort: 30080 }, {
+          port: 443,
+          protocol: "TCP",
+          nodePort: 30443,
+        }],
+      },
+    }, { namespace: "default" });
+    await t.advance(120_000);
+  });
+  assertEquals(
+    seen.at(-1),
+    "80+443",
+    `the last sync saw the balancer as changed (syncs saw ${seen.join(" | ")})`,
+  );
+});

@@ -307,6 +307,6 @@ export {
   valueKind,
 } from "./load_balancers/mod.ts";
 export { ServerCache } from "./servers/mod.ts";
-export { SERVICE_UID_LABEL } from "./names.ts";
+export { SERVICE_UID_LABEL, SHARE_LABEL } from "./names.ts";
 export { nodePortOpenings } from "./firewall/mod.ts";
 export * from "./names.ts";
