@@ -1,6 +1,7 @@
 /**
  * A crash after every write (Sieve's intermediate states): a reference workload that touches every
- * controller this world runs runs once without faults, recording every write the CCM makes (cloud
+ * controller this world runs (Nodes join, leave, lose their server or are powered off; own, private-target and
+ * shared balancers come, change and go; the firewall follows them; routes) runs once without faults, recording every write the CCM makes (cloud
  * and Kubernetes) and the end state. Then, for **each** write of that trace and each of three
  * crash modes — stopped before the answer, the answer lost, stopped right after it — the same
  * workload runs again with that one fault; a fresh CCM takes over after a crash.
@@ -12,11 +13,10 @@
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
-import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 import { type CrashMode, ExploreCluster, type WriteSeen } from "./cluster.ts";
-import { Safety, seedForeign, type Violation } from "./invariants.ts";
+import { balancerOf, Safety, seedForeign, type Violation } from "./invariants.ts";
 import { liveness } from "./liveness.ts";
-import { EXCLUDE_LABEL, serverId, Workload } from "./workload.ts";
+import { EXCLUDE_LABEL, serverId, SHARE_ANNOTATION, Workload } from "./workload.ts";
 
 /** The three ways the CCM is stopped around one write. */
 export const CRASH_MODES: CrashMode[] = ["before-answer", "answer-lost", "after-answer"];
@@ -65,6 +65,15 @@ async function reference(c: ExploreCluster, w: Workload, check: () => void): Pro
   await step(30_000);
   await c.client.create(SERVICES, svc("web"), ns);
   await c.client.create(SERVICES, svc("api", { "load-balancer.hetzner.cloud/use-private-ip": "true" }), ns);
+  const member = (name: string, port: number) => ({
+    ...svc(name, { [SHARE_ANNOTATION]: "pool" }),
+    spec: {
+      type: "LoadBalancer",
+      ports: [{ name: "p", port, protocol: "TCP", nodePort: 30000 + port - 8000 }],
+    },
+  });
+  await c.client.create(SERVICES, member("shop", 8001), ns);
+  await c.client.create(SERVICES, member("cart", 8002), ns);
   await step(30_000);
   await c.client.patch(SERVICES, "web", "merge", {
     spec: {
@@ -86,37 +95,59 @@ async function reference(c: ExploreCluster, w: Workload, check: () => void): Pro
   await c.client.delete(SERVICES, "web", ns);
   await step(30_000);
   await c.client.patch(SERVICES, "api", "merge", { spec: { type: "ClusterIP" } }, ns);
+  await c.client.delete(SERVICES, "cart", ns);
   await step(30_000);
   await c.client.patch(SERVICES, "api", "merge", { spec: { type: "LoadBalancer" } }, ns);
   await w.joinNodes(1);
+  const node1 = c.apiserver.object<Node>("nodes", "node-1");
+  const off = node1 && serverId(node1);
+  if (off !== undefined) c.sim.control.setPower(off, false);
+  await c.client.patch(NODES, "node-1", "strategic", {
+    status: { conditions: [{ type: "Ready", status: "Unknown", reason: "NodeStatusUnknown" }] },
+  }, { subresource: "status" });
   await step(60_000);
   await w.calm();
   await step(10 * 60_000);
 }
 
-/** The end state as users see it: no IDs; addresses of balancers kept (a new one is a new IP). */
+/**
+ * The end state as users see it, without what only the order of creation decides (IDs, which
+ * address a balancer or server drew): balancers by name, settings and ports; routes by the server
+ * they go through; each Service's ingress checked against its balancer's address. A balancer made
+ * again is caught by the count of creates, not by its new address.
+ */
 function normalized(c: ExploreCluster): unknown {
   const names = new Map([...c.sim.world.servers.values()].map((s) => [s.id, s.name]));
   const network = [...c.sim.world.networks.values()][0];
+  const holder = new Map(
+    [...c.sim.world.servers.values()].flatMap((s) => s.private_net.map((p) => [p.ip, s.name] as const)),
+  );
   return {
     balancers: [...c.sim.world.loadBalancers.values()].map((lb) => ({
       name: lb.name.replace(/uid-?\d+/, "uid"),
-      ip: lb.public_net.ipv4?.ip ?? "",
       algorithm: lb.algorithm.type,
       services: lb.services.map((s) => `${s.protocol}:${s.listen_port}->${s.destination_port}`).sort(),
-      owner: lb.labels[SERVICE_UID_LABEL] ? "ours" : "other",
-    })).sort((a, b) => a.ip.localeCompare(b.ip)),
-    routes: network.routes.map((r) => `${r.destination}->${r.gateway}`).sort(),
+      owner: lb.id === c.foreignBalancer ? "another cluster" : "this cluster",
+    })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    routes: network.routes.map((r) => `${r.destination}->${holder.get(r.gateway) ?? r.gateway}`).sort(),
     nodes: c.apiserver.objects<Node>("nodes").map((n) => ({
       name: n.metadata!.name,
       server: names.get(serverId(n) ?? -1),
       taints: (n.spec?.taints ?? []).map((t) => t.key).sort(),
     })),
-    services: c.apiserver.objects<Service>("services").map((s) => ({
-      name: s.metadata!.name,
-      finalizers: s.metadata?.finalizers ?? [],
-      ingress: (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip),
-    })),
+    services: c.apiserver.objects<Service>("services").map((s) => {
+      const ip = balancerOf(c, s)?.public_net.ipv4?.ip;
+      const ingress = (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip);
+      return {
+        name: s.metadata!.name,
+        finalizers: s.metadata?.finalizers ?? [],
+        ingress: ingress.length === 0
+          ? "none"
+          : ip && ingress.includes(ip)
+          ? "its balancer's"
+          : ingress.join(),
+      };
+    }),
     labelled: [...c.sim.world.servers.values()].map((s) => `${s.name}:${Object.keys(s.labels).sort()}`)
       .sort(),
   };

@@ -12,15 +12,15 @@ import { Safety, seedForeign } from "./invariants.ts";
 import { Workload } from "./workload.ts";
 
 /**
- * Seeds that found something, each kept as a regression case:
- * - 101: a Node seen between its address and its provider ID, then deleted: its route stayed for
- *   good (fixed in controllers/route/route.ts).
- * - 367, 437: a Node deleted just before a crash: its route is another cluster's to the next CCM
- *   (probe N8), which must say so (`route_foreign_routes`).
- * - 3, 54: a lying apiserver that reordered events after a change of its lag (fixed in the harness:
- *   a watch delivers in order); 802: a workload that made a Node without a server Ready.
+ * Seeds that found a bug in the explored world as it is now, each kept as a regression case (each bug
+ * also has a test of its own beside the code it fixed):
+ * - 249: a balancer switched to private targets stayed let in by the firewall (its sync ran before
+ *   the ensure; service_firewall.ts).
+ * - 293: a Service turned ClusterIP: its released address stayed let in (service_firewall.ts).
+ * Found in the world before shared balancers and the firewall joined it (its seeds replay other runs
+ * now): 101, a route made for a Node seen before its provider ID outlived the Node (route.ts).
  */
-const KEPT = [3, 54, 101, 367, 437, 802];
+const KEPT = [249, 293];
 
 Deno.test("explore: two runs of one seed make the same requests in the same order; another seed, others", async () => {
   const a = await runSchedule(11);

@@ -32,7 +32,10 @@ const num = (v: string | undefined, name: string): number | undefined => {
   }
   return Number(v);
 };
-const progress = (text: string) => Deno.stderr.writeSync(new TextEncoder().encode(`\r${text}   `));
+// Progress on a terminal only (a CI log would get every line).
+const progress = (text: string) => {
+  if (Deno.stderr.isTerminal()) Deno.stderr.writeSync(new TextEncoder().encode(`\r${text}   `));
+};
 
 let ok: boolean;
 let report: unknown;
@@ -41,7 +44,7 @@ if (values["crash-points"]) {
     limit: num(values.limit, "limit"),
     onRun: (done, total) => progress(`crash points: ${done}/${total} runs`),
   });
-  console.error();
+  progress("\n");
   console.log(
     `crash points: ${r.crash_points} writes in the reference, ${r.covered} covered, ${r.runs} runs in ${r.seconds} s ` +
       `(${r.schedules_per_minute} a minute), ${r.violations.length} violations`,
@@ -63,7 +66,7 @@ if (values["crash-points"]) {
     steps: num(values.steps, "steps"),
     onSchedule: (seed, found) => progress(`seed ${seed}${found ? `: ${found} violations` : ""}`),
   });
-  console.error();
+  progress("\n");
   console.log(
     `explored ${r.seeds} schedules from seed ${r.from} in ${r.seconds} s (${r.schedules_per_minute} a minute), ` +
       `${r.crashes} crashes, ${r.violations.length} violations`,
