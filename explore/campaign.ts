@@ -24,6 +24,7 @@ export const WINDOWS = [
   "crash behind a lagging apiserver",
   "restart behind a lagging apiserver",
   "service recreated behind a lagging view",
+  "watches closed mid-stream",
 ] as const;
 
 /** Below this many schedules a missing window is reported, not failed. */

@@ -7,11 +7,11 @@
  *
  * @module
  */
-import type { Node } from "kubernetes-types/core/v1.d.ts";
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { SERVICE_UID_LABEL, SHARE_LABEL } from "../providers/hcloud/mod.ts";
 import { CLUSTER_ID, type ExploreCluster } from "./cluster.ts";
 import { balancerOf, firewall, liveServices, type Violation } from "./invariants.ts";
-import { EXCLUDE_LABEL, serverId } from "./workload.ts";
+import { EXCLUDE_LABEL, serverId, SHARE_ANNOTATION } from "./workload.ts";
 
 /** The description of the firewall rules the CCM keeps for this cluster's balancers. */
 const MARKER = `deno-ccm ${CLUSTER_ID}: load balancers to the ports they send to`;
@@ -39,6 +39,15 @@ export function liveness(c: ExploreCluster): Violation[] {
     const ingress = s.status?.loadBalancer?.ingress ?? [];
     if (!ingress.some((i) => i.ip === lb.public_net.ipv4?.ip)) {
       out.push({ property: "liveness-ingress", detail: `${name}: ingress ${JSON.stringify(ingress)}` });
+    }
+    // An asked setting changed by hand is put back by drift repair (within its 10-minute period); an
+    // unasked one is left as its changer set it, as HCCM leaves it.
+    const algorithm = s.metadata?.annotations?.["load-balancer.hetzner.cloud/algorithm-type"];
+    if (!shared(s) && algorithm && lb.algorithm.type !== algorithm) {
+      out.push({
+        property: "liveness-settings",
+        detail: `${name}: algorithm ${lb.algorithm.type}, asked ${algorithm}`,
+      });
     }
     const have = [...resolvedTargets(c, lb.targets)].sort().join(",");
     if (have !== eligible) {
@@ -71,6 +80,11 @@ export function liveness(c: ExploreCluster): Violation[] {
   }
   out.push(...routes(c, nodes));
   return out;
+}
+
+/** Whether the Service is on a shared balancer (its settings are the first member's). */
+function shared(s: Service): boolean {
+  return s.metadata?.annotations?.[SHARE_ANNOTATION] !== undefined;
 }
 
 /** The routes inside the cluster CIDR against the Nodes' pod ranges. */

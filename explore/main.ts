@@ -1,7 +1,7 @@
 /**
  * `deno task explore`: a campaign of the seeded swarm, or the crash-point sweep.
  *
- *     deno task explore --seeds N [--from S] [--minutes M] [--steps K] [--report FILE]
+ *     deno task explore --seeds N [--from S] [--minutes M] [--steps K] [--workload V] [--report FILE]
  *     deno task explore --crash-points [--limit N] [--report FILE]
  *
  * Prints a summary and each violation with the command that replays it; writes the JSON report
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     from: { type: "string" },
     minutes: { type: "string" },
     steps: { type: "string" },
+    workload: { type: "string" },
     report: { type: "string" },
     "crash-points": { type: "boolean" },
     limit: { type: "string" },
@@ -64,6 +65,7 @@ if (values["crash-points"]) {
     from: num(values.from, "from"),
     minutes: num(values.minutes, "minutes"),
     steps: num(values.steps, "steps"),
+    workload: num(values.workload, "workload"),
     onSchedule: (seed, found) => progress(`seed ${seed}${found ? `: ${found} violations` : ""}`),
   });
   progress("\n");

@@ -2,7 +2,7 @@
  * One schedule of the seeded swarm (VOPR's shape): from one seed, a workload of random steps under
  * random faults — cloud errors, answers lost after the API applied a write, CCM crashes around its
  * writes, a lagging or compacted apiserver — with safety checked after every step; then the calm
- * (faults stop, servers on, kubelets Ready) and, after ten simulated minutes, liveness; then ten
+ * (faults stop, servers on, kubelets Ready) and, after twelve simulated minutes, liveness; then ten
  * more minutes in which the CCM's requests must fall back to the steady state.
  *
  * Everything runs in one process on the fake clock: the same seed makes the same requests in the
@@ -16,7 +16,7 @@ import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 import { ExploreCluster } from "./cluster.ts";
 import { Safety, seedForeign, type Violation } from "./invariants.ts";
 import { liveness } from "./liveness.ts";
-import { Workload } from "./workload.ts";
+import { Workload, WORKLOAD_VERSION } from "./workload.ts";
 
 /** Settings of one schedule. */
 export interface ScheduleOptions {
@@ -26,6 +26,8 @@ export interface ScheduleOptions {
   crashRate?: number;
   /** Chance that the answer to one of its writes is lost (default 0.03). */
   lostRate?: number;
+  /** The workload's version (default the newest): a kept seed replays with the one it was found with. */
+  workload?: number;
   /** Keep every request in the result (to compare two runs). */
   keepRequests?: boolean;
   /** Called with the world before it closes (a debugging look). */
@@ -64,9 +66,13 @@ export interface ScheduleResult {
  */
 export const STEADY_MAX_REQUESTS = 26;
 
-/** The command that replays `seed`. */
-export function replayCommand(seed: number): string {
-  return `deno task explore --seeds 1 --from ${seed}`;
+/** How long the calm lasts before liveness is judged: longer than the 10-minute drift repair period. */
+const CALM_MS = 12 * 60_000;
+
+/** The command that replays `seed` (with an older workload, `workload`). */
+export function replayCommand(seed: number, workload = WORKLOAD_VERSION): string {
+  const version = workload === WORKLOAD_VERSION ? "" : ` --workload ${workload}`;
+  return `deno task explore --seeds 1 --from ${seed}${version}`;
 }
 
 /** Runs one schedule; never throws for what the CCM does (a violation says it). */
@@ -75,7 +81,7 @@ export async function runSchedule(seed: number, options: ScheduleOptions = {}): 
   const crashRate = options.crashRate ?? 0.02;
   const lostRate = options.lostRate ?? 0.03;
   const c = new ExploreCluster(seed);
-  const workload = new Workload(c);
+  const workload = new Workload(c, options.workload);
   const trail: string[] = [];
   const violations: ScheduleResult["violations"] = [];
   let steadyRequests = 0;
@@ -115,7 +121,7 @@ export async function runSchedule(seed: number, options: ScheduleOptions = {}): 
       c.onWrite = undefined;
       await workload.calm();
       await c.ensureRunning();
-      await c.clock.advance(10 * 60_000);
+      await c.clock.advance(CALM_MS);
       for (const v of safety.check()) violations.push({ ...v, step: steps });
       for (const v of liveness(c)) violations.push({ ...v, step: -1 });
       const before = c.sim.audit.length;

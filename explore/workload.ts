@@ -16,6 +16,7 @@ import { NODES, SERVICES } from "../kube/resources.ts";
 import { pick } from "../lib/random.ts";
 import { UNINITIALIZED_TAINT } from "../controllers/mod.ts";
 import type { ExploreCluster } from "./cluster.ts";
+import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 
 /** The label that keeps a Node out of balancers. */
 export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
@@ -29,6 +30,11 @@ const ANNOTATION_CHOICES: [string, string[]][] = [
   [`${P}uses-proxyprotocol`, ["true", "false"]],
   [`${P}use-private-ip`, ["true", "false"]],
 ];
+/**
+ * The workload's version: 1, the steps of the first campaigns; 2 adds every watch closed mid-stream, a
+ * balancer's algorithm changed by hand and a server renamed in the console.
+ */
+export const WORKLOAD_VERSION = 2;
 /** At most this many Nodes and Services at once: small worlds explore more orders per minute. */
 const MAX_NODES = 5;
 const MAX_SERVICES = 4;
@@ -61,7 +67,11 @@ export class Workload {
   #services = 0;
   #ports = 0;
 
-  constructor(private readonly c: ExploreCluster) {}
+  /**
+   * `version`: which steps may be drawn ({@link WORKLOAD_VERSION} by default). A seed replays its run
+   * only with the steps it was found with: a kept seed names its version.
+   */
+  constructor(private readonly c: ExploreCluster, private readonly version = WORKLOAD_VERSION) {}
 
   /** One step drawn from the seed; returns what it did (undefined: nothing was possible). */
   async step(): Promise<string | undefined> {
@@ -238,6 +248,35 @@ export class Workload {
       this.c.sim.faults.rules.push({ match, status, code, count: 1 + r(3), rate: 0.5 });
       return Promise.resolve(`fault ${status} on ${match}`);
     });
+    if (this.version < 2) return ops;
+    add("watches closed", 1, () => {
+      // Every watch ends mid-stream (an apiserver restarting, a load balancer in front of it): the
+      // informers resume from their version, or relist once it is compacted away.
+      this.c.apiserver.close();
+      this.c.reached("watches closed mid-stream");
+      return Promise.resolve("apiserver closed every watch");
+    });
+    const balancers = [...this.c.sim.world.loadBalancers.values()].filter((lb) =>
+      lb.id !== this.c.foreignBalancer && lb.labels[SERVICE_UID_LABEL] !== undefined
+    );
+    if (balancers.length) {
+      add("balancer changed by hand", 1, () => {
+        // Someone flips the algorithm in the console: drift repair puts it back.
+        const lb = balancers[r(balancers.length)];
+        lb.algorithm.type = lb.algorithm.type === "round_robin" ? "least_connections" : "round_robin";
+        return Promise.resolve(`balancer ${lb.name}: algorithm set to ${lb.algorithm.type} by hand`);
+      });
+    }
+    if (nodes.length) {
+      add("server renamed", 1, () => {
+        // A rename is no action and changes nothing the CCM keys on (the provider ID).
+        const id = serverId(anyNode());
+        const server = id === undefined ? undefined : this.c.sim.world.servers.get(id);
+        if (!server) return Promise.resolve(undefined);
+        this.c.sim.control.renameServer(server.id, `${server.name}-renamed`);
+        return Promise.resolve(`server ${server.id} renamed to ${server.name}`);
+      });
+    }
     return ops;
   }
 
