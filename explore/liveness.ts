@@ -90,6 +90,12 @@ function shared(s: Service): boolean {
 /** The routes inside the cluster CIDR against the Nodes' pod ranges. */
 function routes(c: ExploreCluster, nodes: Node[]): Violation[] {
   const network = [...c.sim.world.networks.values()][0];
+  // Nodes whose servers all vanished at once are held by the deletion breaker until the cloud is
+  // believed again or an operator confirms (design notes: the lifecycle breaker): their routes stay.
+  if (c.gauge("node_lifecycle_deletions_held") > 0) {
+    c.reached("Node deletions held by the breaker");
+    return [];
+  }
   const want = nodes.flatMap((n) => {
     const id = serverId(n);
     const server = id === undefined ? undefined : c.sim.world.servers.get(id);

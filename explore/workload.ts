@@ -43,7 +43,11 @@ const MAX_SERVICES = 4;
 export interface WorkloadMemory {
   /** Nodes an admin deleted (the CCM did not). */
   deletedNodes: Set<string>;
-  /** Service UIDs whose LoadBalancer type the user took away at some point in this step. */
+  /**
+   * Service UIDs whose LoadBalancer type the user ever took away (or that were deleted): a CCM that
+   * saw the change late may still delete and make again their balancer, as the user asked (seeds 648
+   * and 2212 of workload 1: ClusterIP and back behind a lagging view).
+   */
   interrupted: Set<string>;
   /** Service UIDs the user deleted. */
   deletedServices: Set<string>;
@@ -75,7 +79,6 @@ export class Workload {
 
   /** One step drawn from the seed; returns what it did (undefined: nothing was possible). */
   async step(): Promise<string | undefined> {
-    this.memory.interrupted.clear();
     const ops = this.#ops();
     const total = ops.reduce((s, o) => s + o.weight, 0);
     let x = this.c.random() * total;

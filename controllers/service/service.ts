@@ -267,7 +267,14 @@ class ServiceController implements Controller {
     }
     const cluster = this.#ctx.flags.clusterName;
     if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#wants(svc))) {
-      await releaseBalancer(this.#deletion, svc, signal);
+      try {
+        await releaseBalancer(this.#deletion, svc, signal);
+      } catch (err) {
+        // The balancer may be gone though a write after it failed (the finalizer, the status): the
+        // firewall looks again now, not after this key's backoff (explorer seed 6462 of workload 1).
+        this.#firewall?.poke();
+        throw err;
+      }
       this.#firewall?.ensured(key);
       this.#nodeSets.forget(key);
       // A create still in flight from before a crash could land after this; sweep for it later.

@@ -26,6 +26,7 @@ import type { Flags } from "../../config/flags.ts";
 import type { LoadBalancerFirewall } from "../../providers/provider.ts";
 import { SERVICES } from "../../kube/resources.ts";
 import { objectKey } from "../../kube/informer.ts";
+import { LB_FINALIZER } from "../../kube/well_known.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { withPriority } from "../../lib/priority.ts";
@@ -115,7 +116,7 @@ export class FirewallFollower {
       this.poke(balancer);
     };
     ctx.informers.for(SERVICES).addHandlers({
-      onAdd: (svc) => (isLoadBalancer(svc) || concerns(svc)) && seen(isLoadBalancer(svc), svc),
+      onAdd: (svc) => (hasBalancer(svc) || concerns(svc)) && seen(hasBalancer(svc), svc),
       onDelete: (svc) => {
         this.#awaited.delete(objectKey(svc));
         if (isLoadBalancer(svc) || concerns(svc)) seen(isLoadBalancer(svc));
@@ -250,9 +251,14 @@ function isLoadBalancer(svc: Service): boolean {
 }
 
 /** What may change the rules: type, ports, annotations (source ranges among them), ingress, deletion. */
-/** A LoadBalancer Service, or one that still shows a balancer's address. */
+/**
+ * A LoadBalancer Service, or one that may still have a balancer: it shows an address, or keeps the
+ * cleanup finalizer (a CCM starting after the Service turned ClusterIP lists it so: its release
+ * is then this CCM's to follow; explorer seed 6462 of workload 1).
+ */
 function hasBalancer(svc: Service): boolean {
-  return isLoadBalancer(svc) || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0;
+  return isLoadBalancer(svc) || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0 ||
+    (svc.metadata?.finalizers ?? []).includes(LB_FINALIZER);
 }
 
 function changed(a: Service, b: Service): boolean {
