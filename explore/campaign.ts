@@ -44,26 +44,41 @@ export interface CampaignOptions extends ScheduleOptions {
 
 /** One violation as reported. */
 export interface ReportedViolation {
+  /** The property broken. */
   property: string;
+  /** The schedule's seed. */
   seed: number;
   /** The step after which it was seen (-1: in the liveness phase). */
   step: number;
+  /** What was seen. */
   detail: string;
+  /** The command that replays the schedule. */
   replay: string;
 }
 
 /** The campaign report (JSON). */
 export interface CampaignReport {
+  /** When it ran (ISO 8601). */
   date: string;
+  /** The first seed. */
   from: number;
+  /** Schedules run. */
   seeds: number;
+  /** Its wall time. */
   seconds: number;
+  /** Schedules run per minute of wall time. */
   schedules_per_minute: number;
+  /** Workload steps per schedule. */
   steps_per_schedule: number;
+  /** Writes of the CCM (cloud and Kubernetes) in all schedules. */
   writes: number;
+  /** Crashes of the CCM in all schedules. */
   crashes: number;
+  /** Every violation, with its replay command. */
   violations: ReportedViolation[];
+  /** Violations counted by property. */
   violations_by_property: Record<string, number>;
+  /** Windows reached, with counts. */
   windows: Record<string, number>;
   /** Windows of {@link WINDOWS} never reached. */
   windows_missing: string[];

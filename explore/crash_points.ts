@@ -23,14 +23,19 @@ export const CRASH_MODES: CrashMode[] = ["before-answer", "answer-lost", "after-
 
 /** One run's failure. */
 export interface CrashPointFailure {
+  /** The write around which the CCM was stopped. */
   write: WriteSeen;
+  /** How. */
   mode: CrashMode;
+  /** The property broken. */
   property: string;
+  /** What was seen. */
   detail: string;
 }
 
 /** What the sweep covered and found. */
 export interface CrashPointReport {
+  /** When it ran (ISO 8601). */
   date: string;
   /** Writes in the reference trace. */
   crash_points: number;
@@ -40,9 +45,13 @@ export interface CrashPointReport {
   covered: number;
   /** The reference trace's writes by route (cloud and Kubernetes). */
   writes_by_route: Record<string, number>;
+  /** Its wall time. */
   seconds: number;
+  /** Runs per minute of wall time. */
   schedules_per_minute: number;
+  /** Every failure. */
   violations: CrashPointFailure[];
+  /** Whether the sweep passes: no failure, every crash point covered. */
   ok: boolean;
 }
 

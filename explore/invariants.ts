@@ -23,7 +23,9 @@ import { serverId, SHARE_ANNOTATION, type WorkloadMemory } from "./workload.ts";
 
 /** One broken property. */
 export interface Violation {
+  /** The property broken (see the module doc). */
   property: string;
+  /** What was seen. */
   detail: string;
 }
 

@@ -8,10 +8,23 @@
 export {
   type CampaignOptions,
   type CampaignReport,
+  type ReportedViolation,
   runCampaign,
   WINDOW_GUARD_SEEDS,
   WINDOWS,
 } from "./campaign.ts";
-export { CRASH_MODES, type CrashPointReport, sweepCrashPoints } from "./crash_points.ts";
-export { replayCommand, runSchedule, type ScheduleResult, STEADY_MAX_REQUESTS } from "./schedule.ts";
-export { type CrashMode, ExploreCluster, type WriteSeen } from "./cluster.ts";
+export {
+  CRASH_MODES,
+  type CrashPointFailure,
+  type CrashPointReport,
+  sweepCrashPoints,
+} from "./crash_points.ts";
+export {
+  replayCommand,
+  runSchedule,
+  type ScheduleOptions,
+  type ScheduleResult,
+  STEADY_MAX_REQUESTS,
+} from "./schedule.ts";
+export type { CrashMode, WriteSeen } from "./cluster.ts";
+export type { Violation } from "./invariants.ts";

@@ -30,12 +30,11 @@ export interface ScheduleOptions {
   workload?: number;
   /** Keep every request in the result (to compare two runs). */
   keepRequests?: boolean;
-  /** Called with the world before it closes (a debugging look). */
-  onEnd?: (c: ExploreCluster) => void;
 }
 
 /** What one schedule did and found. */
 export interface ScheduleResult {
+  /** Its seed. */
   seed: number;
   /** The steps, as the workload names them. */
   trail: string[];
@@ -147,7 +146,6 @@ export async function runSchedule(seed: number, options: ScheduleOptions = {}): 
   } catch (err) {
     violations.push({ property: "harness", detail: (err as Error).stack ?? String(err), step: trail.length });
   } finally {
-    options.onEnd?.(c);
     await c.close().catch(() => {});
   }
   const requests = [
