@@ -198,26 +198,12 @@ export class ExploreCluster {
         if (!mine) throw new TypeError("connection reset (the process is gone)");
         if (request.method === "GET") return await this.sim.handle(request);
         const path = new URL(request.url).pathname.slice(3).replace(/\/\d+/g, "/{id}");
-        const write: WriteSeen = {
-          kind: "cloud",
-          route: `${request.method} ${path}`,
-          index: this.writes.length,
-        };
-        this.writes.push(write);
-        const mode = this.onWrite?.(write);
-        if (mode === "before-answer") this.crash();
-        const answer = await this.sim.handle(request);
-        if (mode === "answer-lost" || mode === "before-answer") {
-          await answer.body?.cancel();
-          throw new TypeError("connection reset by peer (the answer was lost)");
-        }
-        if (mode === "after-answer") queueMicrotask(() => this.crash());
-        return answer;
+        return await this.#write("cloud", `${request.method} ${path}`, () => this.sim.handle(request));
       })());
   }
 
   /** The Kubernetes transport of CCM `n`: dead once it crashed. */
-  #kubeTransport(n: number, stop: AbortSignal): KubeTransport {
+  #kubeTransport(stop: AbortSignal): KubeTransport {
     return {
       send: async (request: KubeRequest) => {
         if (stop.aborted) throw new TypeError("connection reset (the process is gone)");
@@ -227,25 +213,29 @@ export class ExploreCluster {
         }
         // Events are not state: a crash around one teaches nothing and would double the sweep.
         if (request.path.includes("/events")) return await this.apiserver.send(request);
-        const write: WriteSeen = {
-          kind: "kube",
-          route: `${request.method} ${request.path}`,
-          index: this.writes.length,
-        };
-        this.writes.push(write);
-        const mode = this.onWrite?.(write);
-        if (mode === "before-answer") this.crash();
-        const answer = await this.apiserver.send(request);
-        if (mode === "answer-lost" || mode === "before-answer") {
-          await answer.body?.cancel();
-          throw new TypeError("connection reset by peer (the answer was lost)");
-        }
-        if (mode === "after-answer") queueMicrotask(() => this.crash());
-        void n;
-        return answer;
+        return await this.#write(
+          "kube",
+          `${request.method} ${request.path}`,
+          () => this.apiserver.send(request),
+        );
       },
       close: () => {},
     };
+  }
+
+  /** One write of the CCM, recorded and sent through the crash point {@link onWrite} chooses. */
+  async #write(kind: WriteSeen["kind"], route: string, send: () => Promise<Response>): Promise<Response> {
+    const write: WriteSeen = { kind, route, index: this.writes.length };
+    this.writes.push(write);
+    const mode = this.onWrite?.(write);
+    if (mode === "before-answer") this.crash();
+    const answer = await send();
+    if (mode === "answer-lost" || mode === "before-answer") {
+      await answer.body?.cancel();
+      throw new TypeError("connection reset by peer (the answer was lost)");
+    }
+    if (mode === "after-answer") queueMicrotask(() => this.crash());
+    return answer;
   }
 
   async #start(n: number): Promise<Instance> {
@@ -259,7 +249,7 @@ export class ExploreCluster {
     });
     const { flags, errors: flagErrors } = parseFlags(ARGS);
     if (flagErrors.length) throw new Error(flagErrors.join("; "));
-    const client = new KubeClient(this.#kubeTransport(n, stop.signal));
+    const client = new KubeClient(this.#kubeTransport(stop.signal));
     const informers = new InformerFactory(client, { clock: this.clock }, INFORMER_TRANSFORMS);
     const instance: Instance = { n, stop, provider, registry, running: Promise.resolve() };
     this.#instance = instance;
