@@ -109,7 +109,7 @@ export async function runCampaign(options: CampaignOptions = {}): Promise<Campai
         seed,
         step: v.step,
         detail: v.detail,
-        replay: replayCommand(seed),
+        replay: replayCommand(seed, options.workload),
       });
     }
     options.onSchedule?.(seed, result.violations.length);

@@ -8,3 +8,4 @@
 export { LB_FINALIZER, serviceController, type ServiceFlags } from "./service.ts";
 export type { HousekeepingFlags } from "./lb_housekeeping.ts";
 export { eligibleNode } from "./service_nodes.ts";
+export { NODE_CHANGE_REFILL_MS } from "./node_change_guard.ts";

@@ -40,8 +40,11 @@ export class HcloudRoutes implements Routes {
   readonly #configured: ConfiguredNetwork;
   readonly #cache: ServerCache;
   #network?: NetworkInfo;
-  /** Servers of the Network the last list did not know, as read directly, while they hold a gateway. */
-  readonly #unlisted = new Map<number, ServerInfo>();
+  /**
+   * Servers of the Network the last list did not know, as read directly, with the unplaced gateways
+   * each was read for (the read answers for those until the list knows the server).
+   */
+  readonly #unlisted = new Map<number, { server: ServerInfo; checked: Set<string> }>();
 
   /** Routes of the configured Network, through the shared context. */
   constructor(ctx: HcloudContext) {
@@ -86,8 +89,8 @@ export class HcloudRoutes implements Routes {
    * when it cannot place a gateway, and the network (as the API answered just now) has servers the
    * list does not know, those are read now (review N8: a route through another cluster's new server
    * was deleted, its owner unknown to a snapshot). A route whose gateway no attached server holds is
-   * then stale on a fresh answer, not on an old one. At most {@link MAX_FRESH_READS} servers are read
-   * singly; more unknown ones wait for a full list.
+   * then stale on an answer read for that gateway, not on one read before the route was there. At
+   * most {@link MAX_FRESH_READS} servers are read singly; more unknown ones wait for a full list.
    */
   async #gatewayHolders(network: NetworkInfo): Promise<Map<string, ServerInfo>> {
     const holders = new Map<string, ServerInfo>();
@@ -109,16 +112,26 @@ export class HcloudRoutes implements Routes {
       return holders;
     }
     const placed = (server: ServerInfo) => unplaced.find((r) => holds(server, r.gateway))?.gateway;
+    const gateways = new Set(unplaced.map((r) => r.gateway));
     for (const id of unknown) {
-      // A read that placed a gateway is kept (a route through another cluster's server costs one read,
-      // not one per pass); one that placed none is read again, as a deletion would rest on it.
+      // A read is kept while it answers: it placed a gateway (a route through another cluster's
+      // server costs one read, not one per pass), or it was read for every gateway now unplaced. A
+      // gateway new since the read is read for again, as a deletion would rest on it (a server
+      // attached with the address while it was read); an unchanged one is not: a route through an
+      // address no server holds (a vSwitch gateway, another owner's) cost a read per server the list
+      // did not know at every pass, for as long as nothing listed the servers (explorer seed 5858 of
+      // workload 1: a cluster left with no Node read one server every 30 s).
       const remembered = this.#unlisted.get(id);
-      const server = remembered && placed(remembered) ? remembered : await this.#cache.fresh(id);
-      const gateway = server && placed(server);
-      if (server && gateway) {
-        holders.set(gateway, server);
-        this.#unlisted.set(id, server);
-      } else this.#unlisted.delete(id);
+      const answers = remembered &&
+        (placed(remembered.server) || [...gateways].every((g) => remembered.checked.has(g)));
+      const server = answers ? remembered.server : await this.#cache.fresh(id);
+      if (!server) {
+        this.#unlisted.delete(id);
+        continue;
+      }
+      const gateway = placed(server);
+      if (gateway) holders.set(gateway, server);
+      this.#unlisted.set(id, { server, checked: answers ? remembered.checked : gateways });
     }
     // Forgotten once the list knows the server, or the Network no longer holds it.
     for (const id of [...this.#unlisted.keys()]) {
