@@ -112,8 +112,11 @@ export class ExploreCluster {
   /** Each CCM stopped so far: whether its work has ended. */
   readonly #ended = new Map<number, () => boolean>();
 
-  /** A world from `seed` (the network `k8s` exists; nothing else). */
-  constructor(readonly seed: number) {
+  /**
+   * A world from `seed` (the network `k8s` exists; nothing else). `drain`: balancers keep a leaving
+   * Node until their health checks have failed it (`HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS`).
+   */
+  constructor(readonly seed: number, readonly options: { drain?: boolean } = {}) {
     // One seed: the product's own draws (jitter, event names) and the world's.
     seedProcessRandom(seed);
     this.random = seededRandom(seed ^ 0x5eed);
@@ -240,7 +243,9 @@ export class ExploreCluster {
 
   async #start(n: number): Promise<Instance> {
     const stop = new AbortController();
-    const { config, errors } = await readHcloudConfig(ENV);
+    const { config, errors } = await readHcloudConfig(
+      this.options.drain ? { ...ENV, HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true" } : ENV,
+    );
     if (errors.length) throw new Error(errors.join("; "));
     const registry = new Registry();
     const provider = new HcloudProvider(config, registry, "deno-ccm", {

@@ -19,6 +19,8 @@ import { Workload } from "./workload.ts";
  * - 293: a Service turned ClusterIP: its released address stayed let in (service_firewall.ts).
  * - 5858: a cluster left with no Node read one server every 30 s: a route through an address no
  *   server holds sent every route pass to read the servers the last list did not know (routes.ts).
+ * - 72, 83 (workload 3): a node selector's balancer made while its pool was empty got its first target
+ *   from a node sync, and the firewall never let it in (service.ts, service_node_sync.ts).
  * - 6462: as 293, when a write after the balancer's deletion failed: the firewall waited for the
  *   Service's retry (service.ts).
  * A first bug was found before shared balancers and the firewall joined the world (its seed replays
@@ -28,6 +30,8 @@ const KEPT = [
   { seed: 249, workload: 1 },
   { seed: 293, workload: 1 },
   { seed: 5858, workload: 1 },
+  { seed: 72, workload: 3 },
+  { seed: 83, workload: 3 },
   { seed: 6462, workload: 1 },
 ];
 

@@ -11,7 +11,10 @@ import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { SERVICE_UID_LABEL, SHARE_LABEL } from "../providers/hcloud/mod.ts";
 import { CLUSTER_ID, type ExploreCluster } from "./cluster.ts";
 import { balancerOf, firewall, liveServices, type Violation } from "./invariants.ts";
-import { EXCLUDE_LABEL, serverId, SHARE_ANNOTATION } from "./workload.ts";
+import { AUTOSCALER_TAINT, EXCLUDE_LABEL, serverId, SHARE_ANNOTATION } from "./workload.ts";
+
+/** The annotation of a balancer that targets only the Nodes whose labels match. */
+const NODE_SELECTOR_ANNOTATION = "load-balancer.hetzner.cloud/node-selector";
 
 /** The description of the firewall rules the CCM keeps for this cluster's balancers. */
 const MARKER = `deno-ccm ${CLUSTER_ID}: load balancers to the ports they send to`;
@@ -21,15 +24,21 @@ export function liveness(c: ExploreCluster): Violation[] {
   const out: Violation[] = [];
   const live = liveServices(c);
   const ours = [...c.sim.world.loadBalancers.values()].filter((lb) => lb.id !== c.foreignBalancer);
-  const nodes = c.apiserver.objects<Node>("nodes");
-  const eligible = [
-    ...new Set(
-      nodes.filter((n) => n.metadata?.labels?.[EXCLUDE_LABEL] === undefined && !n.metadata?.deletionTimestamp)
-        .map(serverId)
-        .filter((id): id is number => id !== undefined && c.sim.world.servers.has(id)),
-    ),
-  ].sort().join(",");
+  const all = c.apiserver.objects<Node>("nodes");
+  const nodes = all.filter((n) =>
+    n.metadata?.labels?.[EXCLUDE_LABEL] === undefined && !n.metadata?.deletionTimestamp &&
+    !(n.spec?.taints ?? []).some((t) => t.key === AUTOSCALER_TAINT)
+  );
   for (const s of live.values()) {
+    // A node selector (`key=value`, as the workload writes it) narrows the eligible Nodes.
+    const selector = s.metadata?.annotations?.[NODE_SELECTOR_ANNOTATION]?.split("=");
+    const eligible = [
+      ...new Set(
+        nodes.filter((n) => !selector || n.metadata?.labels?.[selector[0]] === selector[1])
+          .map(serverId)
+          .filter((id): id is number => id !== undefined && c.sim.world.servers.has(id)),
+      ),
+    ].sort().join(",");
     const lb = balancerOf(c, s);
     const name = s.metadata!.name;
     if (!lb) {
@@ -78,7 +87,7 @@ export function liveness(c: ExploreCluster): Violation[] {
   if (letIn !== balancers) {
     out.push({ property: "liveness-firewall", detail: `rules let in [${letIn}], balancers [${balancers}]` });
   }
-  out.push(...routes(c, nodes));
+  out.push(...routes(c, all));
   return out;
 }
 

@@ -31,6 +31,8 @@ export interface ScheduleOptions {
   workload?: number;
   /** Keep every request in the result (to compare two runs). */
   keepRequests?: boolean;
+  /** Shown the world once the schedule has ended, before it is closed (to debug a replay). */
+  onEnd?: (c: ExploreCluster) => void;
 }
 
 /** What one schedule did and found. */
@@ -80,8 +82,10 @@ export async function runSchedule(seed: number, options: ScheduleOptions = {}): 
   const steps = options.steps ?? 30;
   const crashRate = options.crashRate ?? 0.02;
   const lostRate = options.lostRate ?? 0.03;
-  const c = new ExploreCluster(seed);
-  const workload = new Workload(c, options.workload);
+  const version = options.workload ?? WORKLOAD_VERSION;
+  // From workload 3 the balancers drain leaving Nodes (the draining race of issue 41 lives there).
+  const c = new ExploreCluster(seed, { drain: version >= 3 });
+  const workload = new Workload(c, version);
   const trail: string[] = [];
   const violations: ScheduleResult["violations"] = [];
   let steadyRequests = 0;
@@ -154,6 +158,7 @@ export async function runSchedule(seed: number, options: ScheduleOptions = {}): 
   } catch (err) {
     violations.push({ property: "harness", detail: (err as Error).stack ?? String(err), step: trail.length });
   } finally {
+    options.onEnd?.(c);
     await c.close().catch(() => {});
   }
   const requests = [

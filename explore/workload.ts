@@ -30,11 +30,18 @@ const ANNOTATION_CHOICES: [string, string[]][] = [
   [`${P}uses-proxyprotocol`, ["true", "false"]],
   [`${P}use-private-ip`, ["true", "false"]],
 ];
+/** From workload 3: a balancer selects Nodes by their pool (official CCM `node-selector`). */
+const NODE_SELECTOR: [string, string[]] = [`${P}node-selector`, ["pool=a", "pool=b"]];
+/** The label the node selectors read; Nodes join in pool `a` or `b` (workload 3). */
+export const POOL_LABEL = "pool";
+/** The cluster autoscaler's mark on a Node it is about to remove (it leaves the balancers). */
+export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 /**
  * The workload's version: 1, the steps of the first campaigns; 2 adds every watch closed mid-stream, a
- * balancer's algorithm changed by hand and a server renamed in the console.
+ * balancer's algorithm changed by hand and a server renamed in the console; 3 adds balancers that
+ * drain leaving Nodes, node selectors, Nodes moved between pools and marked by the autoscaler.
  */
-export const WORKLOAD_VERSION = 2;
+export const WORKLOAD_VERSION = 3;
 /** At most this many Nodes and Services at once: small worlds explore more orders per minute. */
 const MAX_NODES = 5;
 const MAX_SERVICES = 4;
@@ -171,7 +178,8 @@ export class Workload {
         const s = anyService();
         // A shared balancer's settings are the first Service's: its members change only ports.
         if (s.metadata?.annotations?.[SHARE_ANNOTATION] !== undefined) return undefined;
-        const [name, values] = ANNOTATION_CHOICES[r(ANNOTATION_CHOICES.length)];
+        const choices = this.#choices();
+        const [name, values] = choices[r(choices.length)];
         const value = values[r(values.length)];
         await this.c.client.patch(SERVICES, s.metadata!.name!, "merge", {
           metadata: { annotations: { [name]: value } },
@@ -280,7 +288,37 @@ export class Workload {
         return Promise.resolve(`server ${server.id} renamed to ${server.name}`);
       });
     }
+    if (this.version < 3 || !nodes.length) return ops;
+    add("pool moved", 2, async () => {
+      // A node selector's balancer keeps a Node that left its pool while it drains, then drops it.
+      const n = anyNode();
+      const pool = n.metadata?.labels?.[POOL_LABEL] === "a" ? "b" : "a";
+      await this.c.client.patch(NODES, n.metadata!.name!, "merge", {
+        metadata: { labels: { [POOL_LABEL]: pool } },
+      })
+        .catch(() => {});
+      return `${n.metadata!.name} moved to pool ${pool}`;
+    });
+    add("autoscaler", 1, async () => {
+      // The cluster autoscaler marks a Node it will remove (the mark carries the time), or changes its
+      // mind and takes the mark away.
+      const n = anyNode();
+      const others = (n.spec?.taints ?? []).filter((t) => t.key !== AUTOSCALER_TAINT);
+      const marked = others.length !== (n.spec?.taints ?? []).length;
+      const taints = marked ? others : [...others, {
+        key: AUTOSCALER_TAINT,
+        value: String(Math.floor(this.c.clock.now() / 1000)),
+        effect: "NoSchedule",
+      }];
+      await this.c.client.patch(NODES, n.metadata!.name!, "merge", { spec: { taints } }).catch(() => {});
+      return `${n.metadata!.name} ${marked ? "unmarked" : "marked"} by the autoscaler`;
+    });
     return ops;
+  }
+
+  /** The annotations a user may set in this version, each with values the parser accepts. */
+  #choices(): [string, string[]][] {
+    return this.version >= 3 ? [...ANNOTATION_CHOICES, NODE_SELECTOR] : ANNOTATION_CHOICES;
   }
 
   #nodeList(): Node[] {
@@ -291,8 +329,10 @@ export class Workload {
     const k = ++this.#nodes;
     const name = `node-${k}`;
     this.c.sim.control.createServer({ name, location: "nbg1", private_net: [{ network: "k8s" }] });
+    const labels: Record<string, string> = { "kubernetes.io/hostname": name };
+    if (this.version >= 3) labels[POOL_LABEL] = pick(this.c.random, 2) ? "b" : "a";
     await this.c.client.create(NODES, {
-      metadata: { name, labels: { "kubernetes.io/hostname": name } },
+      metadata: { name, labels },
       spec: {
         podCIDR: `10.244.${k}.0/24`,
         podCIDRs: [`10.244.${k}.0/24`],
@@ -325,7 +365,7 @@ export class Workload {
     const annotations: Record<string, string> = {};
     const shared = r(3) === 0;
     if (shared) annotations[SHARE_ANNOTATION] = "pool-a";
-    else {for (const [key, values] of ANNOTATION_CHOICES) {
+    else {for (const [key, values] of this.#choices()) {
         if (r(2)) annotations[key] = values[r(values.length)];
       }}
     // Every Service, a recreated one too, gets ports of its own (shared ones must not collide).

@@ -252,12 +252,18 @@ export class MemoryApiserver implements KubeTransport {
     if (!matches && !(type === "MODIFIED" && matched)) return;
     const shown = !matches ? "DELETED" : type === "MODIFIED" && !matched ? "ADDED" : type;
     const line = JSON.stringify({ type: shown, object: obj }) + "\n";
-    // A watch delivers in order: an event after a change of the delay waits for those held back.
+    // A watch delivers in order: an event after a change of the delay waits for those held back,
+    // also at the very moment they are due, before their timers have fired (explorer seed 83 of
+    // workload 3: a Node's later versions overtook earlier ones, its provider ID came and went).
     const now = this.now();
     const at = Math.max(now + this.watchDelayMs, w.dueAt ?? 0);
-    if (at > now) {
+    if (at > now || w.held) {
       w.dueAt = at;
-      this.later(() => w.push(line), at - now);
+      w.held = (w.held ?? 0) + 1;
+      this.later(() => {
+        w.held!--;
+        w.push(line);
+      }, at - now);
     } else w.push(line);
   }
 
@@ -324,6 +330,8 @@ interface Watcher {
   push: (line: string) => void;
   /** When its last held-back event is due (events never overtake one another, as in a real watch). */
   dueAt?: number;
+  /** Events held back and not yet sent: a new one queues behind them whatever the delay. */
+  held?: number;
 }
 
 /** Equality label selectors (`a=b,c=d`, what the CCM sends); absent: everything. */

@@ -1,5 +1,6 @@
 import { assertEquals } from "./assert.ts";
 import { MemoryApiserver } from "./memory_apiserver.ts";
+import { FakeClock } from "./fake_clock.ts";
 
 const NODES = "/api/v1/nodes";
 
@@ -59,5 +60,23 @@ Deno.test("memory apiserver: an update naming a version that is not the object's
     });
   assertEquals((await put(seen.metadata.resourceVersion)).status, 200);
   assertEquals((await put(seen.metadata.resourceVersion)).status, 409, "the same version again is stale now");
+  api.close();
+});
+
+Deno.test("memory apiserver: a lagging watch never lets a later event overtake one held back, even at the moment it is due", async () => {
+  const clock = new FakeClock(0, { inProcess: true });
+  const api = new MemoryApiserver();
+  api.now = () => clock.now();
+  api.later = (fn, ms) => void clock.setTimeout(fn, ms);
+  api.seed("nodes", { metadata: { name: "a" } });
+  const from = (await (await api.send({ method: "GET", path: NODES })).json()).metadata.resourceVersion;
+  const seen = watched(api, from, 2);
+  // A timer due when the held event is, set first: it fires first and writes at that very moment.
+  clock.setTimeout(() => api.seed("nodes", { metadata: { name: "late" } }), 5_000);
+  api.watchDelayMs = 5_000;
+  api.seed("nodes", { metadata: { name: "early" } });
+  api.watchDelayMs = 0;
+  await clock.advance(5_000);
+  assertEquals(await seen, [`ADDED early ${Number(from) + 1}`, `ADDED late ${Number(from) + 2}`]);
   api.close();
 });

@@ -26,7 +26,7 @@ import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { LoopHealth } from "../../lib/loop_health.ts";
-import { nodeSet, NodeSetMemory } from "./service_nodes.ts";
+import { nodeSet, NodeSetMemory, targetable } from "./service_nodes.ts";
 import { heldMessage } from "./node_change_guard.ts";
 import { ChangeBudget } from "./change_budget.ts";
 import { type HousekeepingFlags, LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
@@ -138,6 +138,9 @@ class ServiceController implements Controller {
       recorder: this.#recorder,
       warnings: this.#warnings,
       retry: (key) => this.#queue.addRateLimited(key, this.#payRetry),
+      // Explorer seed 72 of workload 3: a node selector's balancer made while its pool was empty got
+      // its first target from a node sync; the firewall, last told at the ensure, never let it in.
+      targetableChanged: () => this.#firewall?.poke(),
     };
     // Labels count as a cost only where a balancer's node-selector reads them.
     this.#nodeSets.labelsMatter = () => {
@@ -323,6 +326,10 @@ class ServiceController implements Controller {
       svc,
       statusPatch(svc, readyCondition(result.warnings), ingressChanged ? result.ingress : undefined),
     );
+    // A balancer that got its first targets (or lost its last) may need the firewall's opening, or
+    // no longer: the follower was last told at the Service's change, before (explorer seed 83 of
+    // workload 3). Unknown since a start counts as none: the follower's first look may predate this.
+    if (targetable(this.#nodeSets.syncedWith(key)) !== targetable(selection.target)) this.#firewall?.poke();
     this.#nodeSets.synced(key, selection.target);
     // Nodes may have changed while the balancer was being ensured: a node sync then may have skipped
     // this Service (not synced yet) or been undone by this ensure, computed before. So its selection

@@ -2,12 +2,12 @@
  * The firewall follows the balancers: a burst of syncs at once, then Service changes coalesced into
  * one sync a minute, however many a tenant makes.
  */
-import type { Service } from "kubernetes-types/core/v1.d.ts";
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../testing/assert.ts";
 import { newController } from "../../testing/controller_harness.ts";
-import { FakeProvider } from "../../providers/fake/fake_provider.ts";
+import { FAKE_NODE_SELECTOR, FakeProvider } from "../../providers/fake/fake_provider.ts";
 import { serviceController } from "./service.ts";
-import { SERVICES } from "../../kube/resources.ts";
+import { NODES, SERVICES } from "../../kube/resources.ts";
 
 function lb(name: string, port: number): Service {
   return {
@@ -251,4 +251,40 @@ Deno.test("service firewall: after a Service's change, the firewall looks again 
     "80+443",
     `the last sync saw the balancer as changed (syncs saw ${seen.join(" | ")})`,
   );
+});
+
+Deno.test("service firewall: a balancer that gets its first target (a Node joins its pool) or loses its last is looked at again (explorer seeds 72 and 83 of workload 3)", async () => {
+  const fake = new FakeProvider();
+  // What each sync saw: the hosts of each balancer there was.
+  const seen: string[] = [];
+  Object.assign(fake.loadBalancers, {
+    firewall: {
+      sync: () => {
+        seen.push([...fake.balancers.values()].map((b) => b.hosts.join("+") || "none").join());
+        return Promise.resolve({ changed: true, rules: 1 });
+      },
+    },
+  });
+  const t = newController(serviceController, fake);
+  const pooled: Service = {
+    ...lb("web", 80),
+    metadata: { name: "web", namespace: "default", annotations: { [FAKE_NODE_SELECTOR]: "pool=web" } },
+  };
+  const node: Node = { metadata: { name: "a", labels: { pool: "db" } }, spec: { providerID: "fake://a" } };
+  t.apiserver.seed("nodes", node);
+  t.apiserver.seed("services", pooled);
+  await t.run(async () => {
+    await t.advance(5_000);
+    assertEquals(seen.at(-1), "none", "made with no Node in its pool");
+    await t.advance(120_000); // the burst refilled
+    // A Node joins the pool: a node sync gives the balancer its first target.
+    await t.client.patch(NODES, "a", "merge", { metadata: { labels: { pool: "web" } } });
+    await t.advance(5_000);
+    assertEquals(seen.at(-1), "a", `the firewall looked again (syncs saw ${seen.join(" | ")})`);
+    await t.advance(120_000);
+    // The last one leaves: looked at again too.
+    await t.client.patch(NODES, "a", "merge", { metadata: { labels: { pool: "db" } } });
+    await t.advance(5_000);
+    assertEquals(seen.at(-1), "none", `the firewall looked again (syncs saw ${seen.join(" | ")})`);
+  });
 });

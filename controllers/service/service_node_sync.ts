@@ -13,7 +13,7 @@ import { objectKey } from "../../kube/informer.ts";
 import { SERVICES } from "../../kube/resources.ts";
 import type { LoadBalancers } from "../../providers/provider.ts";
 import type { ServiceWarnings } from "./service_warnings.ts";
-import type { NodeSetMemory } from "./service_nodes.ts";
+import { type NodeSetMemory, targetable } from "./service_nodes.ts";
 
 /** What a node sync works with. */
 export interface NodeSyncParts {
@@ -35,6 +35,11 @@ export interface NodeSyncParts {
   warnings: ServiceWarnings;
   /** Retries a Service whose update failed (with its backoff). */
   retry(key: string): void;
+  /**
+   * A balancer's targets went from none to some, or from some to none: whether it needs the
+   * firewall's opening changed (a node selector's balancer made before any Node was in its pool).
+   */
+  targetableChanged?(key: string): void;
 }
 
 /** What one Service's balancer should target: the node set's key and the Nodes kept while draining. */
@@ -89,6 +94,7 @@ async function updateOne(
   const key = objectKey(svc);
   try {
     const selection = selections.get(key)!;
+    const before = parts.nodeSets.syncedWith(key);
     const result = await parts.lbs.updateLoadBalancer({
       clusterName: parts.clusterName,
       service: svc,
@@ -97,6 +103,7 @@ async function updateOne(
     }, signal);
     parts.warnings.say(svc, result?.warnings);
     parts.nodeSets.synced(key, selection.target);
+    if (targetable(before) !== targetable(selection.target)) parts.targetableChanged?.(key);
     // Events only for work done: a label-selector balancer or a missing one was not updated.
     if (result && result.updated === false) return;
     parts.recorder.event(

@@ -63,6 +63,14 @@ export function nodeSet(nodes: Node[]): string {
   return nodes.map((n) => `${n.metadata?.name}|${n.spec?.providerID ?? ""}`).sort().join(",");
 }
 
+/**
+ * Whether a node-set key (see {@link nodeSet}) names a Node a balancer can target: one with a provider
+ * ID (a Node not yet initialized is in the set, but no target). Unknown (undefined) reads as none.
+ */
+export function targetable(set: string | undefined): boolean {
+  return !!set && set.split(",").some((entry) => !entry.endsWith("|"));
+}
+
 /** The eligible Nodes and their set key (see `nodeSet`). */
 export interface EligibleNodes {
   nodes: Node[];
