@@ -114,9 +114,13 @@ export class ExploreCluster {
 
   /**
    * A world from `seed` (the network `k8s` exists; nothing else). `drain`: balancers keep a leaving
-   * Node until their health checks have failed it (`HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS`).
+   * Node until their health checks have failed it (`HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS`); `env`: more
+   * of the provider's settings.
    */
-  constructor(readonly seed: number, readonly options: { drain?: boolean } = {}) {
+  constructor(
+    readonly seed: number,
+    readonly options: { drain?: boolean; env?: Record<string, string> } = {},
+  ) {
     // One seed: the product's own draws (jitter, event names) and the world's.
     seedProcessRandom(seed);
     this.random = seededRandom(seed ^ 0x5eed);
@@ -243,9 +247,11 @@ export class ExploreCluster {
 
   async #start(n: number): Promise<Instance> {
     const stop = new AbortController();
-    const { config, errors } = await readHcloudConfig(
-      this.options.drain ? { ...ENV, HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true" } : ENV,
-    );
+    const { config, errors } = await readHcloudConfig({
+      ...ENV,
+      ...(this.options.drain ? { HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true" } : {}),
+      ...this.options.env,
+    });
     if (errors.length) throw new Error(errors.join("; "));
     const registry = new Registry();
     const provider = new HcloudProvider(config, registry, "deno-ccm", {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { setupLogging } from "../lib/log.ts";
+import { LOG_LEVELS, setupLogging } from "../lib/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { EVENTS } from "../kube/resources.ts";
 
@@ -51,14 +51,43 @@ export async function pollUntil(
 /** Polls `check` until it returns true; fails after `timeoutMs` (default 20 s). */
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   if (!(await pollUntil(check, { timeoutMs }))) {
-    throw new Error(`condition not met within ${timeoutMs} ms: ${check.toString().slice(0, 160)}`);
+    // What the CCM said meanwhile, at every level: a rare failure explains itself the first time
+    // (the draining race of issue 41 failed twice on fresh machines, never with a trace).
+    const said = recorded.length ? `\nthe last ${recorded.length} log lines:\n${recorded.join("")}` : "";
+    throw new Error(`condition not met within ${timeoutMs} ms: ${check.toString().slice(0, 160)}${said}`);
   }
 }
 
-/** Logs only errors during tests unless TEST_LOG_LEVEL asks for more. */
+/** The last lines logged at any level, for a failing {@link eventually} (a flight recorder). */
+const recorded: string[] = [];
+const RECORDED_LINES = 120;
+const encoder = new TextEncoder();
+
+/**
+ * Shows only errors during tests unless TEST_LOG_LEVEL asks for more; keeps the last
+ * {@link RECORDED_LINES} lines of every level (debug included) for a failing {@link eventually}.
+ */
 export function quietLogs(): void {
-  const level = (Deno.env.get("TEST_LOG_LEVEL") ?? "error") as "debug" | "info" | "warning" | "error";
-  setupLogging({ level, format: "text" });
+  const shown = LOG_LEVELS.indexOf(
+    (Deno.env.get("TEST_LOG_LEVEL") ?? "error") as (typeof LOG_LEVELS)[number],
+  );
+  recorded.length = 0;
+  setupLogging({
+    level: "debug",
+    format: "text",
+    write: (line) => {
+      recorded.push(line);
+      if (recorded.length > RECORDED_LINES) recorded.shift();
+      if (levelOf(line) >= shown) Deno.stderr.writeSync(encoder.encode(line));
+    },
+  });
+}
+
+/** The index in {@link LOG_LEVELS} of a text log line's level (a fatal one counts as an error). */
+function levelOf(line: string): number {
+  // deno-lint-ignore no-control-regex
+  const level = line.replace(/\x1b\[[0-9;]*m/g, "").match(/^\S+ (DEBUG|INFO|WARN|ERROR|FATAL)/)?.[1];
+  return level === "DEBUG" ? 0 : level === "INFO" ? 1 : level === "WARN" ? 2 : 3;
 }
 
 /** Ports handed out by this process (clusters and CCMs started side by side, as the conformance suite does). */

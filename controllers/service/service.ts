@@ -255,6 +255,9 @@ class ServiceController implements Controller {
   #selection(key: string, svc: Service, nodes: Node[], set: string): Selection {
     const names = this.#lbs.nodeTargets?.selected(svc, nodes);
     const keep = this.#nodeSets.keep(key, names, nodes, this.#drainMs());
+    if (keep.size) {
+      this.#log.debug("{key}: keeping {nodes} while they drain", { key, nodes: [...keep].join(", ") });
+    }
     if (!names) return { target: set, keep };
     return {
       target: nodeSet(nodes.filter((n) => names.has(n.metadata!.name!) || keep.has(n.metadata!.name!))),
@@ -361,6 +364,15 @@ class ServiceController implements Controller {
     if (drainEnd !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, drainEnd + DRAIN_SLACK_MS);
     const release = this.#nodeSets.nextRelease();
     if (release !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, release + DRAIN_SLACK_MS);
+    if (drainEnd !== undefined || release !== undefined) {
+      this.#log.debug(
+        "node sync asked for in {drain} ms (a drain ends) / {release} ms (a held Node is taken)",
+        {
+          drain: drainEnd ?? "-",
+          release: release ?? "-",
+        },
+      );
+    }
   }
 
   /** Writes the provider's state annotations; their keys never make a sync worth running. */

@@ -13,6 +13,9 @@ import { objectKey } from "../../kube/informer.ts";
 import { SERVICES } from "../../kube/resources.ts";
 import type { LoadBalancers } from "../../providers/provider.ts";
 import type { ServiceWarnings } from "./service_warnings.ts";
+import { logger } from "../../lib/log.ts";
+
+const log = logger("service", "nodes");
 import { type NodeSetMemory, targetable } from "./service_nodes.ts";
 
 /** What a node sync works with. */
@@ -65,6 +68,11 @@ export async function syncNodes(parts: NodeSyncParts, signal: AbortSignal): Prom
     const selection = parts.selection(key, svc, nodes, set);
     selections.set(key, selection);
     return last !== selection.target;
+  });
+  log.debug("node sync: {stale} of {all} balancers to update, {nodes} target Nodes", {
+    stale: stale.map(objectKey).join(", ") || "none",
+    all: selections.size,
+    nodes: nodes.length,
   });
   // A draining Node leaves the balancers once their health checks have had time to fail it.
   parts.scheduleDrainEnd();
