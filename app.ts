@@ -10,6 +10,7 @@ import { InformerFactory } from "./kube/informer_factory.ts";
 import type { ClusterConnection } from "./kube/kubeconfig.ts";
 import { LeaderElector } from "./kube/leader_election.ts";
 import { HttpTransport, type KubeTransport } from "./kube/transport.ts";
+import { fencedTransport } from "./kube/fenced.ts";
 import {
   type ControllerFactory,
   INFORMER_TRANSFORMS,
@@ -190,9 +191,11 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     const startControllers = (leading: AbortSignal) => {
       state.leading = true;
       options.provider.fence?.(leading);
-      informers = new InformerFactory(client, {}, INFORMER_TRANSFORMS);
+      // Fenced as the provider is: nothing this term sent lands once it is over (kube/fenced.ts).
+      const termClient = new KubeClient(fencedTransport(transport, leading), "deno-ccm");
+      informers = new InformerFactory(termClient, {}, INFORMER_TRANSFORMS);
       const ctx = {
-        client,
+        client: termClient,
         informers,
         provider: options.provider,
         flags,

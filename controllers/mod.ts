@@ -39,6 +39,6 @@ export {
   trimNodeStatus,
   UNINITIALIZED_TAINT,
 } from "./node_metadata.ts";
-export { LB_FINALIZER } from "./service/mod.ts";
+export { LB_FINALIZER, NODE_CHANGE_REFILL_MS } from "./service/mod.ts";
 export { type FamilyPlan, type IpamFlags, ipamPlan } from "./node_ipam/mod.ts";
 export type { ControllerName } from "../config/controllers_flag.ts";

@@ -9,8 +9,9 @@
  * @module
  */
 import { replayCommand, runSchedule, type ScheduleOptions } from "./schedule.ts";
+import { WORKLOAD_VERSION } from "./workload.ts";
 
-/** Windows a campaign must reach (see schedule.ts and workload.ts for where each is counted). */
+/** Windows a campaign of any workload must reach (see schedule.ts and workload.ts for where each is counted). */
 export const WINDOWS = [
   "crash before-answer of a cloud write",
   "crash after-answer of a cloud write",
@@ -24,8 +25,16 @@ export const WINDOWS = [
   "crash behind a lagging apiserver",
   "restart behind a lagging apiserver",
   "service recreated behind a lagging view",
-  "watches closed mid-stream",
 ] as const;
+
+/** The windows a campaign of workload `version` must reach: {@link WINDOWS} and its own steps'. */
+export function windowsOf(version: number): string[] {
+  return [
+    ...WINDOWS,
+    ...(version >= 2 ? ["watches closed mid-stream"] : []),
+    ...(version >= 4 ? ["leader cut off from the apiserver", "leader deposed while cut off"] : []),
+  ];
+}
 
 /** Below this many schedules a missing window is reported, not failed. */
 export const WINDOW_GUARD_SEEDS = 200;
@@ -117,7 +126,7 @@ export async function runCampaign(options: CampaignOptions = {}): Promise<Campai
   const seconds = (performance.now() - started) / 1000;
   const byProperty: Record<string, number> = {};
   for (const v of violations) byProperty[v.property] = (byProperty[v.property] ?? 0) + 1;
-  const missing = WINDOWS.filter((w) => !windows.has(w));
+  const missing = windowsOf(options.workload ?? WORKLOAD_VERSION).filter((w) => !windows.has(w));
   return {
     date: new Date().toISOString(),
     from,

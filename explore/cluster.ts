@@ -17,20 +17,9 @@ import { applySeed } from "../hcloud_sim/control.ts";
 import { MemoryApiserver } from "../testing/memory_apiserver.ts";
 import { FakeClock } from "../testing/fake_clock.ts";
 import { KubeClient, type KubeRequest, type KubeTransport } from "../kube/client.ts";
-import { InformerFactory } from "../kube/informer_factory.ts";
-import { SERVICES } from "../kube/resources.ts";
-import { type Flags, parseFlags } from "../config/flags.ts";
-import { Registry } from "../lib/metrics.ts";
-import { Conditions } from "../lib/conditions.ts";
 import { seededRandom, seedProcessRandom } from "../lib/random.ts";
-import {
-  CONTROLLER_FACTORIES,
-  type ControllerName,
-  INFORMER_TRANSFORMS,
-  makeRecorderFactory,
-  runControllers,
-} from "../controllers/mod.ts";
-import { HcloudProvider, readHcloudConfig } from "../providers/hcloud/mod.ts";
+import type { ControllerName } from "../controllers/mod.ts";
+import { LEASE, type Replica, startReplica } from "./replica.ts";
 
 /** Where the CCM is stopped around one of its writes. */
 export type CrashMode = "before-answer" | "answer-lost" | "after-answer";
@@ -77,13 +66,14 @@ const ENV = {
   HCLOUD_METRICS_ENABLED: "false",
 };
 
-/** A running CCM: stop it as a crash would. */
-interface Instance {
-  readonly n: number;
-  readonly stop: AbortController;
-  readonly running: Promise<void>;
-  readonly provider: HcloudProvider;
-  readonly registry: Registry;
+/** Settings of an explored world. */
+export interface WorldOptions {
+  /** Balancers keep a leaving Node until their health checks have failed it. */
+  drain?: boolean;
+  /** More of the provider's settings. */
+  env?: Record<string, string>;
+  /** Two CCM replicas contending for the lease (default one, without leader election). */
+  replicas?: 1 | 2;
 }
 
 /** See the module doc. */
@@ -107,20 +97,20 @@ export class ExploreCluster {
   readonly stuck: string[] = [];
   /** Another cluster's balancer in the project (see invariants.ts), never to be touched. */
   foreignBalancer = 0;
-  #instance?: Instance;
+  /** Writes made by a replica that did not hold the lease when it made them (two leaders writing). */
+  readonly leaderless: string[] = [];
+  /** The replicas alive now, by number. */
+  readonly #live = new Map<number, Replica>();
+  /** What stops each replica started (a crash aborts it). */
+  readonly #stops = new Map<number, AbortController>();
+  /** Replicas cut off from the apiserver, with what ends the partition. */
+  readonly #partitioned = new Map<number, { heal: Promise<void>; end: () => void }>();
   #started = 0;
   /** Each CCM stopped so far: whether its work has ended. */
   readonly #ended = new Map<number, () => boolean>();
 
-  /**
-   * A world from `seed` (the network `k8s` exists; nothing else). `drain`: balancers keep a leaving
-   * Node until their health checks have failed it (`HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS`); `env`: more
-   * of the provider's settings.
-   */
-  constructor(
-    readonly seed: number,
-    readonly options: { drain?: boolean; env?: Record<string, string> } = {},
-  ) {
+  /** A world from `seed` (the network `k8s` exists; nothing else). */
+  constructor(readonly seed: number, readonly options: WorldOptions = {}) {
     // One seed: the product's own draws (jitter, event names) and the world's.
     seedProcessRandom(seed);
     this.random = seededRandom(seed ^ 0x5eed);
@@ -144,32 +134,88 @@ export class ExploreCluster {
     this.windows.set(window, (this.windows.get(window) ?? 0) + 1);
   }
 
-  /** Whether a CCM runs now. */
+  /** Whether every replica runs now. */
   get running(): boolean {
-    return this.#instance !== undefined && !this.#instance.stop.signal.aborted;
+    this.#reap();
+    return this.#live.size === (this.options.replicas ?? 1);
   }
 
-  /** Starts a CCM when none runs (the first, or a fresh one after a crash). */
+  /** Starts the replicas that do not run (at first, or fresh ones after a crash or a lost lease). */
   async ensureRunning(): Promise<void> {
-    if (this.running) return;
     // A crashed process waits for nothing: the next starts at once. Whether the stopped one's work
     // ended (as it must once time moves) is judged at the close.
-    if (this.#instance) this.#watchEnd(this.#instance);
-    this.#instance = await this.#start(++this.#started);
+    while (!this.running) {
+      const n = ++this.#started;
+      const stop = new AbortController();
+      this.#stops.set(n, stop);
+      const replica = await startReplica({
+        n,
+        stop,
+        clock: this.clock,
+        env: {
+          ...ENV,
+          ...(this.options.drain ? { HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true" } : {}),
+          ...this.options.env,
+        },
+        args: ARGS,
+        enabled: ENABLED,
+        clusterId: CLUSTER_ID,
+        fetch: this.#cloudFetch(n, stop.signal),
+        transport: this.#kubeTransport(n, stop.signal),
+        leaderElection: (this.options.replicas ?? 1) > 1,
+      });
+      this.#live.set(n, replica);
+    }
     await this.clock.settle();
   }
 
-  /** A gauge of the running CCM (0 when none runs or it never set it). */
+  /** A gauge of the leading replica (0 when none leads or it never set it). */
   gauge(name: string): number {
-    return this.#instance?.registry.gauge(name, "").get() ?? 0;
+    return this.#leader()?.registry.gauge(name, "").get() ?? 0;
   }
 
-  /** Stops the CCM as a crash would: nothing it has in flight reaches the cloud or the apiserver. */
-  crash(): void {
-    const instance = this.#instance;
-    if (!instance || instance.stop.signal.aborted) return;
+  /**
+   * Stops a replica as a crash would (the one numbered `n`, else the leader): nothing it has in
+   * flight reaches the cloud or the apiserver.
+   */
+  crash(n?: number): void {
+    const stop = this.#stops.get(n ?? this.#leader()?.n ?? this.#live.keys().next().value ?? -1);
+    if (!stop || stop.signal.aborted) return;
     this.crashes++;
-    instance.stop.abort(new Error("crashed"));
+    stop.abort(new Error("crashed"));
+    this.#reap();
+  }
+
+  /**
+   * Cuts the leader off from the apiserver for `ms` (its requests hang, as behind a broken network);
+   * it still reaches the cloud. Returns its number (undefined: no leader).
+   */
+  partition(ms: number): number | undefined {
+    const leader = this.#leader();
+    if (!leader || this.#partitioned.has(leader.n)) return undefined;
+    let end = () => {};
+    const heal = new Promise<void>((resolve) => end = resolve);
+    this.#partitioned.set(leader.n, { heal, end });
+    this.clock.setTimeout(() => {
+      this.#partitioned.delete(leader.n);
+      end();
+    }, ms);
+    return leader.n;
+  }
+
+  /** The replica that runs the controllers now. */
+  #leader(): Replica | undefined {
+    return [...this.#live.values()].find((r) => r.leading());
+  }
+
+  /** Forgets replicas that crashed or ended (lost the lease); their end is judged at the close. */
+  #reap(): void {
+    for (const [n, replica] of this.#live) {
+      if (!replica.stop.signal.aborted && !replica.ended()) continue;
+      if (replica.ended()) this.reached("leader deposed while cut off");
+      this.#live.delete(n);
+      this.#watchEnd(replica);
+    }
   }
 
   /**
@@ -178,11 +224,12 @@ export class ExploreCluster {
    * lost its lease): one that did not is named in {@link ExploreCluster.stuck}.
    */
   async close(): Promise<void> {
-    const instance = this.#instance;
-    if (instance) {
-      instance.stop.abort(new Error("run over"));
-      this.#watchEnd(instance);
+    for (const replica of this.#live.values()) {
+      replica.stop.abort(new Error("run over"));
+      this.#watchEnd(replica);
     }
+    this.#live.clear();
+    for (const p of this.#partitioned.values()) p.end();
     await this.clock.advance(STOP_GRACE_MS);
     for (const [n, ended] of this.#ended) {
       if (!ended()) this.stuck.push(`CCM ${n} still running a minute after its stop`);
@@ -190,37 +237,46 @@ export class ExploreCluster {
     this.apiserver.close();
   }
 
-  #watchEnd(instance: Instance): void {
+  #watchEnd(instance: Replica): void {
     if (this.#ended.has(instance.n)) return;
     let ended = false;
     void instance.running.then(() => ended = true, () => ended = true);
     this.#ended.set(instance.n, () => ended);
   }
 
-  /** The cloud call of the running CCM, through the crash points. */
-  #cloudFetch(n: number): (request: Request) => Promise<Response> {
+  /** The cloud calls of replica `n`, through the crash points; none once it stopped. */
+  #cloudFetch(n: number, stop: AbortSignal): (request: Request) => Promise<Response> {
     return (request) =>
       this.clock.track((async () => {
-        const mine = this.#instance?.n === n && !this.#instance.stop.signal.aborted;
-        if (!mine) throw new TypeError("connection reset (the process is gone)");
+        if (stop.aborted) throw new TypeError("connection reset (the process is gone)");
         if (request.method === "GET") return await this.sim.handle(request);
         const path = new URL(request.url).pathname.slice(3).replace(/\/\d+/g, "/{id}");
-        return await this.#write("cloud", `${request.method} ${path}`, () => this.sim.handle(request));
+        return await this.#write(n, "cloud", `${request.method} ${path}`, () => this.sim.handle(request));
       })());
   }
 
-  /** The Kubernetes transport of CCM `n`: dead once it crashed. */
-  #kubeTransport(stop: AbortSignal): KubeTransport {
+  /** The Kubernetes transport of replica `n`: dead once it stopped, hanging while partitioned. */
+  #kubeTransport(n: number, stop: AbortSignal): KubeTransport {
     return {
       send: async (request: KubeRequest) => {
+        const signal = request.signal ? AbortSignal.any([request.signal, stop]) : stop;
+        const cut = this.#partitioned.get(n);
+        if (cut) {
+          // Behind a broken network a request neither arrives nor fails until it times out.
+          await new Promise<void>((resolve, reject) => {
+            void cut.heal.then(resolve);
+            signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+          });
+        }
         if (stop.aborted) throw new TypeError("connection reset (the process is gone)");
-        if (request.method === "GET") {
-          const signal = request.signal ? AbortSignal.any([request.signal, stop]) : stop;
+        // Reads, events (not state) and the lease (a write every two seconds) pass no crash point.
+        if (
+          request.method === "GET" || request.path.includes("/events") || request.path.includes("/leases")
+        ) {
           return await this.apiserver.send({ ...request, signal });
         }
-        // Events are not state: a crash around one teaches nothing and would double the sweep.
-        if (request.path.includes("/events")) return await this.apiserver.send(request);
         return await this.#write(
+          n,
           "kube",
           `${request.method} ${request.path}`,
           () => this.apiserver.send(request),
@@ -230,58 +286,35 @@ export class ExploreCluster {
     };
   }
 
-  /** One write of the CCM, recorded and sent through the crash point {@link onWrite} chooses. */
-  async #write(kind: WriteSeen["kind"], route: string, send: () => Promise<Response>): Promise<Response> {
+  /** One write of replica `n`, recorded and sent through the crash point {@link onWrite} chooses. */
+  async #write(
+    n: number,
+    kind: WriteSeen["kind"],
+    route: string,
+    send: () => Promise<Response>,
+  ): Promise<Response> {
     const write: WriteSeen = { kind, route, index: this.writes.length };
     this.writes.push(write);
+    if ((this.options.replicas ?? 1) > 1) {
+      // Never two leaders writing: a replica writes only while the lease names it.
+      const lease = this.apiserver.object<{ spec?: { holderIdentity?: string } }>(
+        "leases",
+        LEASE.name,
+        LEASE.namespace,
+      );
+      const holder = lease?.spec?.holderIdentity;
+      if (holder !== `ccm-${n}`) {
+        this.leaderless.push(`ccm-${n} wrote ${route} while the lease named ${holder || "nobody"}`);
+      }
+    }
     const mode = this.onWrite?.(write);
-    if (mode === "before-answer") this.crash();
+    if (mode === "before-answer") this.crash(n);
     const answer = await send();
     if (mode === "answer-lost" || mode === "before-answer") {
       await answer.body?.cancel();
       throw new TypeError("connection reset by peer (the answer was lost)");
     }
-    if (mode === "after-answer") queueMicrotask(() => this.crash());
+    if (mode === "after-answer") queueMicrotask(() => this.crash(n));
     return answer;
-  }
-
-  async #start(n: number): Promise<Instance> {
-    const stop = new AbortController();
-    const { config, errors } = await readHcloudConfig({
-      ...ENV,
-      ...(this.options.drain ? { HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS: "true" } : {}),
-      ...this.options.env,
-    });
-    if (errors.length) throw new Error(errors.join("; "));
-    const registry = new Registry();
-    const provider = new HcloudProvider(config, registry, "deno-ccm", {
-      clock: this.clock,
-      fetch: this.#cloudFetch(n),
-    });
-    const { flags, errors: flagErrors } = parseFlags(ARGS);
-    if (flagErrors.length) throw new Error(flagErrors.join("; "));
-    const client = new KubeClient(this.#kubeTransport(stop.signal));
-    const informers = new InformerFactory(client, { clock: this.clock }, INFORMER_TRANSFORMS);
-    const instance: Instance = { n, stop, provider, registry, running: Promise.resolve() };
-    this.#instance = instance;
-    await provider.initialize!({
-      clusterId: CLUSTER_ID,
-      services: () => informers.for(SERVICES).list(),
-    }, stop.signal);
-    provider.fence(stop.signal);
-    const ctx = {
-      client,
-      informers,
-      provider,
-      flags: flags as Flags,
-      metrics: registry,
-      recorder: makeRecorderFactory(client, `ccm-${n}`, () => this.clock.now()).recorder,
-      conditions: new Conditions(),
-      clock: this.clock,
-    };
-    return {
-      ...instance,
-      running: runControllers(ctx, new Set(ENABLED), CONTROLLER_FACTORIES, stop.signal, () => {}),
-    };
   }
 }

@@ -21,6 +21,8 @@ import { Workload } from "./workload.ts";
  *   server holds sent every route pass to read the servers the last list did not know (routes.ts).
  * - 72, 83 (workload 3): a node selector's balancer made while its pool was empty got its first target
  *   from a node sync, and the firewall never let it in (service.ts, service_node_sync.ts).
+ * - 5 (workload 4): a leader cut off from the apiserver wrote a Service's status after its successor
+ *   took the lease: a request hung in the network landed late (kube/fenced.ts).
  * - 6462: as 293, when a write after the balancer's deletion failed: the firewall waited for the
  *   Service's retry (service.ts).
  * A first bug was found before shared balancers and the firewall joined the world (its seed replays
@@ -32,6 +34,7 @@ const KEPT = [
   { seed: 5858, workload: 1 },
   { seed: 72, workload: 3 },
   { seed: 83, workload: 3 },
+  { seed: 5, workload: 4 },
   { seed: 6462, workload: 1 },
 ];
 
@@ -46,9 +49,11 @@ Deno.test("explore: two runs of one seed make the same requests in the same orde
 });
 
 Deno.test("explore: a fixed set of seeds and every kept seed hold every invariant", async () => {
-  const report = await runCampaign({ seeds: 40, from: 1 });
+  // Most at workload 3 (one replica: four times as fast), some with two replicas contending.
+  const report = await runCampaign({ seeds: 30, from: 1, workload: 3 });
   assertEquals(report.violations, []);
-  assert(report.crashes > 40, `${report.crashes} crashes in 40 schedules`);
+  assert(report.crashes > 30, `${report.crashes} crashes in 30 schedules`);
+  assertEquals((await runCampaign({ seeds: 8, from: 31 })).violations, []);
   for (const { seed, workload } of KEPT) {
     const r = await runSchedule(seed, { workload });
     assertEquals(r.violations, [], `seed ${seed}, workload ${workload}`);

@@ -9,6 +9,8 @@
  * - `foreign-untouched`: another cluster's balancer, a route the CCM did not make, a server that is
  *   no Node and the operator's own rule in the balancers' firewall stay as they were.
  * - `no-firewall-applied`: the CCM applies no firewall to a server.
+ * - `one-leader-writes`: with two replicas, a replica writes (to the cloud or Kubernetes) only while
+ *   the lease names it: never two leaders writing.
  *
  * Liveness, once faults stop, is liveness.ts.
  *
@@ -125,6 +127,7 @@ export class Safety {
     const out: Violation[] = [];
     const c = this.c;
     this.#foreign ??= foreign(c);
+    for (const detail of c.leaderless.splice(0)) out.push({ property: "one-leader-writes", detail });
     const owners = new Map<string, number[]>();
     for (const lb of c.sim.world.loadBalancers.values()) {
       if (lb.id === c.foreignBalancer) continue;

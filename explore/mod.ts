@@ -1,7 +1,7 @@
 /**
  * The explorer (issue 60): the CCM in one deterministic process, driven by one seed — a seeded
  * swarm of workloads and faults with invariants after every step, and a sweep that crashes the CCM
- * around every write of a reference run. `deno task explore` runs either; see docs/explore.md.
+ * around every write of a reference run. `deno task explore` runs either; see docs/explanation/exploration.md.
  *
  * @module
  */
@@ -12,6 +12,7 @@ export {
   runCampaign,
   WINDOW_GUARD_SEEDS,
   WINDOWS,
+  windowsOf,
 } from "./campaign.ts";
 export {
   CRASH_MODES,

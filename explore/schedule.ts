@@ -12,7 +12,7 @@
  */
 import type { Event, Service } from "kubernetes-types/core/v1.d.ts";
 import { pick } from "../lib/random.ts";
-import { NODE_CHANGE_REFILL_MS } from "../controllers/service/mod.ts";
+import { NODE_CHANGE_REFILL_MS } from "../controllers/mod.ts";
 import { SERVICE_UID_LABEL } from "../providers/hcloud/mod.ts";
 import { ExploreCluster } from "./cluster.ts";
 import { Safety, seedForeign, type Violation } from "./invariants.ts";
@@ -31,8 +31,6 @@ export interface ScheduleOptions {
   workload?: number;
   /** Keep every request in the result (to compare two runs). */
   keepRequests?: boolean;
-  /** Shown the world once the schedule has ended, before it is closed (to debug a replay). */
-  onEnd?: (c: ExploreCluster) => void;
 }
 
 /** What one schedule did and found. */
@@ -84,7 +82,8 @@ export async function runSchedule(seed: number, options: ScheduleOptions = {}): 
   const lostRate = options.lostRate ?? 0.03;
   const version = options.workload ?? WORKLOAD_VERSION;
   // From workload 3 the balancers drain leaving Nodes (the draining race of issue 41 lives there).
-  const c = new ExploreCluster(seed, { drain: version >= 3 });
+  // From workload 4 two replicas contend for the lease.
+  const c = new ExploreCluster(seed, { drain: version >= 3, replicas: version >= 4 ? 2 : 1 });
   const workload = new Workload(c, version);
   const trail: string[] = [];
   const violations: ScheduleResult["violations"] = [];
@@ -158,7 +157,6 @@ export async function runSchedule(seed: number, options: ScheduleOptions = {}): 
   } catch (err) {
     violations.push({ property: "harness", detail: (err as Error).stack ?? String(err), step: trail.length });
   } finally {
-    options.onEnd?.(c);
     await c.close().catch(() => {});
   }
   const requests = [

@@ -39,9 +39,10 @@ export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 /**
  * The workload's version: 1, the steps of the first campaigns; 2 adds every watch closed mid-stream, a
  * balancer's algorithm changed by hand and a server renamed in the console; 3 adds balancers that
- * drain leaving Nodes, node selectors, Nodes moved between pools and marked by the autoscaler.
+ * drain leaving Nodes, node selectors, Nodes moved between pools and marked by the autoscaler; 4 runs
+ * two replicas contending for the lease, the leader crashed or cut off from the apiserver for a while.
  */
-export const WORKLOAD_VERSION = 3;
+export const WORKLOAD_VERSION = 4;
 /** At most this many Nodes and Services at once: small worlds explore more orders per minute. */
 const MAX_NODES = 5;
 const MAX_SERVICES = 4;
@@ -286,6 +287,18 @@ export class Workload {
         if (!server) return Promise.resolve(undefined);
         this.c.sim.control.renameServer(server.id, `${server.name}-renamed`);
         return Promise.resolve(`server ${server.id} renamed to ${server.name}`);
+      });
+    }
+    if (this.version >= 4) {
+      add("partition", 1, () => {
+        // The leader loses the apiserver (its requests hang) but not the cloud: it must stop writing
+        // before the standby takes the lease (renew deadline 10 s, lease 15 s).
+        const ms = 5_000 + r(40_000);
+        const n = this.c.partition(ms);
+        if (n !== undefined) this.c.reached("leader cut off from the apiserver");
+        return Promise.resolve(
+          n === undefined ? undefined : `ccm-${n} cut off from the apiserver for ${ms} ms`,
+        );
       });
     }
     if (this.version < 3 || !nodes.length) return ops;

@@ -11,7 +11,7 @@ import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { KubeClient } from "./client.ts";
 import { KubeApiError } from "./errors.ts";
 import { LEASES } from "./resources.ts";
-import { abortableSleep } from "../lib/sleep.ts";
+import { type Clock, sleepOn, SYSTEM_CLOCK } from "../lib/clock.ts";
 import type { Registry } from "../lib/metrics.ts";
 import { logger } from "../lib/log.ts";
 import { processRandom } from "../lib/random.ts";
@@ -26,6 +26,8 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   metrics?: Registry;
+  /** Time (lease ages, renew deadlines, request timeouts, waits); default the system's. */
+  clock?: Clock;
 }
 
 /** Called when leadership starts (with a signal that aborts when it ends) and when it ends. */
@@ -44,6 +46,7 @@ export class LeaderElector {
   readonly #leaseMs: number;
   readonly #renewDeadlineMs: number;
   readonly #retryMs: number;
+  readonly #clock: Clock;
   readonly #log = logger("leader-election");
   readonly #gauge;
   #observed?: { holder: string; renewTime: string; resourceVersion: string; at: number };
@@ -59,6 +62,7 @@ export class LeaderElector {
     this.#leaseMs = options.leaseDurationMs ?? 15_000;
     this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.#retryMs = options.retryPeriodMs ?? 2_000;
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.#gauge = options.metrics?.gauge(
       "leader_election_master_status",
       "1 while this instance leads the lease.",
@@ -82,7 +86,7 @@ export class LeaderElector {
    */
   async run(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<"stopped" | "lost"> {
     while (!signal.aborted && !(await this.#tryAcquireOrRenew(callbacks))) {
-      await abortableSleep(this.#retryMs * (1 + 0.2 * processRandom()), signal).catch(() => {});
+      await sleepOn(this.#clock, this.#retryMs * (1 + 0.2 * processRandom()), signal).catch(() => {});
     }
     if (signal.aborted) return "stopped";
     this.#setLeading(true);
@@ -93,14 +97,14 @@ export class LeaderElector {
     });
     const leading = new AbortController();
     callbacks.onStartedLeading(leading.signal);
-    let lastRenew = Date.now();
+    let lastRenew = this.#clock.now();
     let outcome: "stopped" | "lost" = "stopped";
     while (!signal.aborted) {
-      await abortableSleep(this.#retryMs, signal).catch(() => {});
+      await sleepOn(this.#clock, this.#retryMs, signal).catch(() => {});
       if (signal.aborted) break;
       if (await this.#tryAcquireOrRenew(callbacks)) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.#renewDeadlineMs || !this.#stillMine()) {
+        lastRenew = this.#clock.now();
+      } else if (this.#clock.now() - lastRenew > this.#renewDeadlineMs || !this.#stillMine()) {
         outcome = "lost";
         break;
       }
@@ -119,8 +123,9 @@ export class LeaderElector {
   async release(): Promise<void> {
     const lease = this.#lease;
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
+    const timeout = this.#timeout(2_000);
     try {
-      const now = microTime();
+      const now = microTime(this.#clock);
       this.#lease = await this.#client.update(LEASES, {
         ...lease,
         spec: {
@@ -130,11 +135,23 @@ export class LeaderElector {
           renewTime: now,
           acquireTime: now,
         },
-      }, { namespace: this.namespace, signal: AbortSignal.timeout(2_000) });
+      }, { namespace: this.namespace, signal: timeout.signal });
       this.#log.info("released lease {ns}/{name}", { ns: this.namespace, name: this.name });
     } catch (err) {
       this.#log.warning("could not release lease: {error}", { error: (err as Error).message });
+    } finally {
+      timeout.clear();
     }
+  }
+
+  /** A signal that aborts after `ms` on the elector's clock (a hung request must not outlast it). */
+  #timeout(ms: number): { signal: AbortSignal; clear: () => void } {
+    const controller = new AbortController();
+    const timer = this.#clock.setTimeout(
+      () => controller.abort(new DOMException("the lease request timed out", "TimeoutError")),
+      ms,
+    );
+    return { signal: controller.signal, clear: () => this.#clock.clearTimeout(timer) };
   }
 
   #stillMine(): boolean {
@@ -147,11 +164,9 @@ export class LeaderElector {
   }
 
   async #tryAcquireOrRenew(callbacks: LeaderCallbacks): Promise<boolean> {
-    const now = microTime();
-    const opts = {
-      namespace: this.namespace,
-      signal: AbortSignal.timeout(Math.max(1_000, this.#renewDeadlineMs / 2)),
-    };
+    const now = microTime(this.#clock);
+    const timeout = this.#timeout(Math.max(1_000, this.#renewDeadlineMs / 2));
+    const opts = { namespace: this.namespace, signal: timeout.signal };
     const desired = (previous?: Lease["spec"]): Lease["spec"] => ({
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.ceil(this.#leaseMs / 1000),
@@ -186,7 +201,7 @@ export class LeaderElector {
           holder,
           renewTime: spec.renewTime ?? "",
           resourceVersion: lease.metadata?.resourceVersion ?? "",
-          at: Date.now(),
+          at: this.#clock.now(),
         };
         if (holder && holder !== seen?.holder) {
           callbacks.onNewLeader?.(holder);
@@ -206,7 +221,9 @@ export class LeaderElector {
         }
       }
       const durationMs = (spec.leaseDurationSeconds ?? 15) * 1000;
-      if (holder && holder !== this.identity && this.#observed!.at + durationMs > Date.now()) return false;
+      if (holder && holder !== this.identity && this.#observed!.at + durationMs > this.#clock.now()) {
+        return false;
+      }
       this.#lease = await this.#client.update(LEASES, { ...lease, spec: desired(spec) }, opts);
       return true;
     } catch (err) {
@@ -219,13 +236,15 @@ export class LeaderElector {
         });
       }
       return false;
+    } finally {
+      timeout.clear();
     }
   }
 }
 
 /** RFC 3339 with microseconds, the format of `MicroTime` fields. */
-function microTime(): string {
-  return new Date().toISOString().replace(/Z$/, "000Z");
+function microTime(clock: Clock): string {
+  return new Date(clock.now()).toISOString().replace(/Z$/, "000Z");
 }
 
 function hostname(): string {
