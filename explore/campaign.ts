@@ -33,6 +33,7 @@ export function windowsOf(version: number): string[] {
     ...WINDOWS,
     ...(version >= 2 ? ["watches closed mid-stream"] : []),
     ...(version >= 4 ? ["leader cut off from the apiserver", "leader deposed while cut off"] : []),
+    ...(version >= 5 ? ["node replaced behind a lagging view"] : []),
   ];
 }
 

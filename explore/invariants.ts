@@ -117,7 +117,7 @@ function foreign(c: ExploreCluster): string {
 /** The safety checker of one run: it remembers the previous step's view. */
 export class Safety {
   #balancerOf = new Map<string, number>();
-  #nodes = new Map<string, number | undefined>();
+  #nodes = new Map<string, { name: string; id: number | undefined }>();
   #foreign?: string;
 
   constructor(private readonly c: ExploreCluster, private readonly memory: WorkloadMemory) {}
@@ -157,14 +157,22 @@ export class Safety {
       const lb = balancerOf(c, service);
       if (lb) this.#balancerOf.set(uid, lb.id);
     }
-    const nodes = new Map(c.apiserver.objects<Node>("nodes").map((n) => [n.metadata!.name!, serverId(n)]));
-    for (const [name, id] of this.#nodes) {
-      if (nodes.has(name) || this.memory.deletedNodes.has(name) || id === undefined) continue;
+    // By UID: a Node deleted and registered again under its name is another Node. One without a
+    // provider ID yet is its name's server's (the node controller matches it by name).
+    const byName = new Map([...c.sim.world.servers.values()].map((s) => [s.name, s.id]));
+    const nodes = new Map(
+      c.apiserver.objects<Node>("nodes").map((n) => [
+        n.metadata!.uid!,
+        { name: n.metadata!.name!, id: serverId(n) ?? byName.get(n.metadata!.name!) },
+      ]),
+    );
+    for (const [uid, { name, id }] of this.#nodes) {
+      if (nodes.has(uid) || this.memory.deletedNodes.has(uid) || id === undefined) continue;
       const server = c.sim.world.servers.get(id);
       if (server) {
         out.push({
           property: "node-deleted-with-server",
-          detail: `${name} deleted; server ${id} is ${server.status}`,
+          detail: `${name} (${uid}) deleted; server ${id} is ${server.status}`,
         });
       }
     }

@@ -40,16 +40,17 @@ export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
  * The workload's version: 1, the steps of the first campaigns; 2 adds every watch closed mid-stream, a
  * balancer's algorithm changed by hand and a server renamed in the console; 3 adds balancers that
  * drain leaving Nodes, node selectors, Nodes moved between pools and marked by the autoscaler; 4 runs
- * two replicas contending for the lease, the leader crashed or cut off from the apiserver for a while.
+ * two replicas contending for the lease, the leader crashed or cut off from the apiserver for a while;
+ * 5 adds a Node replaced: its server deleted, a new one made under its name, the Node registered again.
  */
-export const WORKLOAD_VERSION = 4;
+export const WORKLOAD_VERSION = 5;
 /** At most this many Nodes and Services at once: small worlds explore more orders per minute. */
 const MAX_NODES = 5;
 const MAX_SERVICES = 4;
 
 /** What the workload did that the invariants must know. */
 export interface WorkloadMemory {
-  /** Nodes an admin deleted (the CCM did not). */
+  /** UIDs of the Nodes an admin deleted (the CCM did not). */
   deletedNodes: Set<string>;
   /**
    * Service UIDs whose LoadBalancer type the user ever took away (or that were deleted): a CCM that
@@ -169,7 +170,7 @@ export class Workload {
       });
       add("node deleted", 1, async () => {
         const n = anyNode();
-        this.memory.deletedNodes.add(n.metadata!.name!);
+        this.memory.deletedNodes.add(n.metadata!.uid!);
         await this.c.client.delete(NODES, n.metadata!.name!).catch(() => {});
         return `Node ${n.metadata!.name} deleted by an admin`;
       });
@@ -299,6 +300,44 @@ export class Workload {
         return Promise.resolve(
           n === undefined ? undefined : `ccm-${n} cut off from the apiserver for ${ms} ms`,
         );
+      });
+    }
+    if (this.version >= 5 && nodes.length) {
+      add("node replaced", 1, async () => {
+        // A machine rebuilt under its name (an operator's delete and create, an autoscaler's
+        // replacement): the old server goes, the admin deletes the old Node, a new server comes under
+        // the name and its kubelet registers the Node again (a new UID), while the CCM may still see
+        // the old one. Nothing may delete the new Node, whose server runs.
+        const n = anyNode();
+        const name = n.metadata!.name!;
+        const id = serverId(n);
+        for (const server of [...this.c.sim.world.servers.values()]) {
+          if (server.id === id || server.name === name) this.c.sim.control.deleteServer(server.id);
+        }
+        // The old kubelet is gone: its Node goes NotReady, and the CCM may be about to delete it.
+        await this.#ready(name, false);
+        await this.c.clock.advance(r(8_000));
+        this.memory.deletedNodes.add(n.metadata!.uid!);
+        await this.c.client.delete(NODES, name).catch(() => {});
+        this.c.sim.control.createServer({ name, location: "nbg1", private_net: [{ network: "k8s" }] });
+        const labels = { ...n.metadata?.labels };
+        await this.c.client.create(NODES, {
+          metadata: {
+            name,
+            labels: {
+              "kubernetes.io/hostname": name,
+              ...(labels[POOL_LABEL] ? { [POOL_LABEL]: labels[POOL_LABEL] } : {}),
+            },
+          },
+          spec: {
+            podCIDR: n.spec?.podCIDR,
+            podCIDRs: n.spec?.podCIDRs,
+            taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }],
+          },
+          status: { conditions: [{ type: "Ready", status: "True", reason: "KubeletReady" }] },
+        }).catch(() => {});
+        if (this.c.apiserver.watchDelayMs > 0) this.c.reached("node replaced behind a lagging view");
+        return `${name} replaced: a new server and Node under its name`;
       });
     }
     if (this.version < 3 || !nodes.length) return ops;
