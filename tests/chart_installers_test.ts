@@ -35,6 +35,21 @@ function resolveEnv(c: Rendered): Record<string, string | undefined> {
   return env;
 }
 
+/**
+ * Every flag the user set in `args` takes effect: it is rendered once, with the user's value (the
+ * chart renders some flags itself; the last of two would win in the CCM's parser). Security review
+ * and docs review: kube-hetzner's `secure-port: "10288"` was followed by the chart's `--secure-port=10258`.
+ */
+function assertEffective(rendered: string[], asked: Record<string, unknown>): void {
+  const names = rendered.map((a) => a.replace(/^--/, "").split("=")[0]);
+  assertEquals(names.filter((n, i) => names.indexOf(n) !== i), [], "no flag rendered twice");
+  for (const [key, value] of Object.entries(asked)) {
+    if (value === null || key === "controllers") continue; // null drops a flag; controllers are merged
+    const want = value === "" ? `--${key}` : `--${key}=${value}`;
+    assert(rendered.includes(want), `args.${key} takes effect: ${want} in ${rendered.join(" ")}`);
+  }
+}
+
 /** What each installer's file must give, beyond what every file must. */
 const EXPECT: Record<string, (w: Rendered, env: Record<string, string | undefined>) => Promise<void> | void> =
   {
@@ -118,6 +133,12 @@ Deno.test({
             const c = w.spec.template.spec.containers[0];
             assert(c.image.startsWith("ghcr.io/deno-ccm/deno-ccm:"), `image ${c.image}`);
             assertEquals(parseFlags(c.args).errors, [], "the CCM accepts the flags");
+            assertEffective(c.args, parseYaml(await Deno.readTextFile(`${FIXTURES}/${file}`))?.args ?? {});
+            assertEquals(
+              c.ports.find((p: { name: string }) => p.name === "status").containerPort,
+              parseFlags(c.args).flags.securePort,
+              "the probes' port is the one the CCM serves on",
+            );
             const resolved = resolveEnv(c);
             const config = await readHcloudConfig(resolved, "/nonexistent");
             assertEquals(config.errors, [], "the CCM accepts the environment");
@@ -170,6 +191,38 @@ Deno.test({
               "Not read by deno-ccm, so without effect (misspelled?): env.HCLOUD_LOAD_BALANCERS_EXTERNAL_OBJECT_NAMESPACES.",
             ),
             r.stdout,
+          );
+        },
+      );
+
+      await t.step(
+        "a flag the chart renders itself takes the user's value; leader-elect=false is refused by name",
+        async () => {
+          const set =
+            "networking.enabled=true,args.cluster-cidr=10.99.0.0/16,args.allocate-node-cidrs=false," +
+            "args.secure-port=10300,csrApprover.enabled=true,args.kubelet-serving-csr-deny=false";
+          const r = await runHelm(["template", "hccm", CHART, "--namespace", NS, "--set", set]);
+          assert(r.ok, r.stderr);
+          const deployment = r.stdout.split("\n---\n").map((d) => parseYaml(d) as Rendered)
+            .find((d) => d?.kind === "Deployment")!;
+          const c = deployment.spec.template.spec.containers[0];
+          assertEffective(c.args, {
+            "cluster-cidr": "10.99.0.0/16",
+            "allocate-node-cidrs": false,
+            "secure-port": 10300,
+            "kubelet-serving-csr-deny": false,
+          });
+          const { flags } = parseFlags(c.args);
+          assertEquals([flags.clusterCidr, flags.allocateNodeCidrs, flags.securePort], [
+            "10.99.0.0/16",
+            false,
+            10300,
+          ]);
+          const refused = await runHelm(["template", "hccm", CHART, "--set", "args.leader-elect=false"]);
+          assert(!refused.ok, "rendered");
+          assert(
+            refused.stderr.includes("args.leader-elect=false: deno-ccm always elects a leader"),
+            refused.stderr,
           );
         },
       );

@@ -29,6 +29,19 @@ DaemonSet, a second release) then waits instead of acting at the same time.
 true
 {{- end }}
 
+{{/* args[key] when the user set it (false and 0 included), else the default: (list args key default). */}}
+{{- define "deno-ccm.argOr" -}}
+{{- $v := index (index . 0) (index . 1) }}
+{{- if kindIs "invalid" $v }}{{ index . 2 }}{{ else }}{{ $v }}{{ end }}
+{{- end }}
+
+{{/* The status server's port: args.secure-port when the user set it (kube-hetzner moves it off 10258 on
+k3s hosts with hostNetwork), else statusPort. */}}
+{{- define "deno-ccm.statusPort" -}}
+{{- $set := index (.Values.args | default dict) "secure-port" }}
+{{- if kindIs "invalid" $set }}{{ .Values.statusPort }}{{ else }}{{ $set }}{{ end }}
+{{- end }}
+
 {{/* The official chart's helper names, which values files copied from it use (selectorLabels). */}}
 {{- define "hcloud-cloud-controller-manager.name" -}}
 {{- include "deno-ccm.name" . }}

@@ -66,29 +66,43 @@ spec:
       {{- $extra := list }}
       {{- if .Values.csrApprover.enabled }}{{ $extra = append $extra "kubelet-serving-csr-approver" }}{{ end }}
       {{- if .Values.nodeIpam.enabled }}{{ $extra = append $extra "node-ipam-controller" }}{{ end }}
+      {{- /* Flags the chart renders itself: a value the user gave for one in args is the one
+      rendered (once), never overridden by the chart's (the last flag wins in the CCM's parser). */}}
+      {{- $args := .Values.args | default dict }}
+      {{- $cidrs := or .Values.networking.enabled .Values.nodeIpam.enabled }}
+      {{- $own := list "secure-port" "leader-elect" }}
+      {{- if $cidrs }}{{ $own = concat $own (list "allocate-node-cidrs" "cluster-cidr") }}{{ end }}
+      {{- if $extra }}{{ $own = append $own "controllers" }}{{ end }}
+      {{- if .Values.csrApprover.enabled }}{{ $own = append $own "kubelet-serving-csr-deny" }}{{ end }}
+      {{- if .Values.nodeIpam.enabled }}{{ $own = concat $own (list "cidr-allocator-type" "node-cidr-mask-size-ipv4" "node-cidr-mask-size-ipv6") }}{{ end }}
+      {{- $leaderElect := include "deno-ccm.leaderElect" . }}
+      {{- $askedElect := index $args "leader-elect" }}
+      {{- if and (not (kindIs "invalid" $askedElect)) (ne (toString $askedElect) "true") }}
+      {{- fail (printf "args.leader-elect=%v: deno-ccm always elects a leader on the official CCM's lease, so no two CCMs act at once (a Deployment being replaced, a second replica, a CCM left beside it); remove args.leader-elect" $askedElect) }}
+      {{- end }}
       args:
-        {{- range $key, $value := .Values.args }}
-        {{- if and (not (kindIs "invalid" $value)) (not (and $extra (eq $key "controllers"))) }}
+        {{- range $key, $value := $args }}
+        {{- if and (not (kindIs "invalid" $value)) (not (has $key $own)) }}
         - {{ printf "--%s%s" $key (ternary "" (printf "=%v" $value) (eq (toString $value) "")) | quote }}
         {{- end }}
         {{- end }}
-        {{- if or .Values.networking.enabled .Values.nodeIpam.enabled }}
-        - "--allocate-node-cidrs=true"
-        - {{ printf "--cluster-cidr=%s" .Values.networking.clusterCIDR | quote }}
+        {{- if $cidrs }}
+        - {{ printf "--allocate-node-cidrs=%v" (include "deno-ccm.argOr" (list $args "allocate-node-cidrs" "true")) | quote }}
+        - {{ printf "--cluster-cidr=%s" (include "deno-ccm.argOr" (list $args "cluster-cidr" .Values.networking.clusterCIDR)) | quote }}
         {{- end }}
         {{- if $extra }}
-        - {{ printf "--controllers=%s,%s" (toString (default "*" (index .Values.args "controllers"))) (join "," $extra) | quote }}
+        - {{ printf "--controllers=%s,%s" (toString (default "*" (index $args "controllers"))) (join "," $extra) | quote }}
         {{- end }}
         {{- if .Values.csrApprover.enabled }}
-        - "--kubelet-serving-csr-deny={{ .Values.csrApprover.deny }}"
+        - {{ printf "--kubelet-serving-csr-deny=%v" (include "deno-ccm.argOr" (list $args "kubelet-serving-csr-deny" .Values.csrApprover.deny)) | quote }}
         {{- end }}
         {{- if .Values.nodeIpam.enabled }}
-        - {{ printf "--cidr-allocator-type=%s" .Values.nodeIpam.allocatorType | quote }}
-        - {{ printf "--node-cidr-mask-size-ipv4=%v" .Values.nodeIpam.nodeCidrMaskSizeIpv4 | quote }}
-        - {{ printf "--node-cidr-mask-size-ipv6=%v" .Values.nodeIpam.nodeCidrMaskSizeIpv6 | quote }}
+        - {{ printf "--cidr-allocator-type=%s" (include "deno-ccm.argOr" (list $args "cidr-allocator-type" .Values.nodeIpam.allocatorType)) | quote }}
+        - {{ printf "--node-cidr-mask-size-ipv4=%v" (include "deno-ccm.argOr" (list $args "node-cidr-mask-size-ipv4" .Values.nodeIpam.nodeCidrMaskSizeIpv4)) | quote }}
+        - {{ printf "--node-cidr-mask-size-ipv6=%v" (include "deno-ccm.argOr" (list $args "node-cidr-mask-size-ipv6" .Values.nodeIpam.nodeCidrMaskSizeIpv6)) | quote }}
         {{- end }}
-        - "--leader-elect={{ include "deno-ccm.leaderElect" . }}"
-        - "--secure-port={{ .Values.statusPort }}"
+        - "--leader-elect={{ $leaderElect }}"
+        - "--secure-port={{ include "deno-ccm.statusPort" . }}"
       env:
         {{- with include "deno-ccm.envNames" . }}
         # The names set below, so the CCM can name one it does not read (it may read only its own).
@@ -128,7 +142,7 @@ spec:
       ports:
         # Declared so that two host-network replicas never share a node.
         - name: status
-          containerPort: {{ .Values.statusPort }}
+          containerPort: {{ include "deno-ccm.statusPort" . }}
         {{- if .Values.monitoring.enabled }}
         - name: metrics
           containerPort: 8233
