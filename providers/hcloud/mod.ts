@@ -25,7 +25,7 @@ import type { Registry } from "../../lib/metrics.ts";
 import { logger } from "../../lib/log.ts";
 import { ConfigError } from "../../lib/config_error.ts";
 import { countOperations, OPERATIONS } from "./op_metrics.ts";
-import { mapRetryableErrors } from "./retry_errors.ts";
+import { mapRetryableErrors, mapRetryableFunctions } from "./retry_errors.ts";
 import { RobotClient, RobotServers } from "./robot/mod.ts";
 
 /** See the module doc. */
@@ -139,11 +139,12 @@ export class HcloudProvider implements CloudProvider {
       registry,
     );
     if (config.loadBalancers.enabled) {
-      this.loadBalancers = countOperations(
-        mapRetryableErrors(new HcloudLoadBalancers(this.context, config.loadBalancers, registry)),
-        OPERATIONS.loadBalancers,
-        registry,
-      );
+      const lbs = mapRetryableErrors(new HcloudLoadBalancers(this.context, config.loadBalancers, registry));
+      // Its capabilities map errors as its methods do: a `locked` firewall waits 2 s, not a backoff
+      // of 10 s to 300 s (architecture review: they escaped the mapping).
+      mapRetryableErrors(lbs.inventory);
+      if (lbs.firewall) mapRetryableFunctions(lbs.firewall);
+      this.loadBalancers = countOperations(lbs, OPERATIONS.loadBalancers, registry);
     }
     this.absent = {
       loadBalancers: config.loadBalancers.enabled ? undefined : "HCLOUD_LOAD_BALANCERS_ENABLED=false",
