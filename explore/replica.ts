@@ -96,13 +96,10 @@ export async function startReplica(p: ReplicaParts): Promise<Replica> {
     return runControllers(ctx, new Set(p.enabled), CONTROLLER_FACTORIES, leading, () => {});
   };
   let lost = false;
+  const base = { n: p.n, identity, stop, provider, registry };
   if (!p.leaderElection) {
     return {
-      n: p.n,
-      identity,
-      stop,
-      provider,
-      registry,
+      ...base,
       running: controllers(stop.signal),
       leading: () => !stop.signal.aborted,
       ended: () => false,
@@ -116,11 +113,7 @@ export async function startReplica(p: ReplicaParts): Promise<Replica> {
       await work;
     });
   return {
-    n: p.n,
-    identity,
-    stop,
-    provider,
-    registry,
+    ...base,
     running,
     leading: () => elector.isLeader() && !stop.signal.aborted,
     ended: () => lost,
