@@ -11,6 +11,7 @@ import type { ClusterConnection } from "./kube/kubeconfig.ts";
 import { LeaderElector } from "./kube/leader_election.ts";
 import { HttpTransport, type KubeTransport } from "./kube/transport.ts";
 import { fencedTransport } from "./kube/fenced.ts";
+import { OtherCcmGuard } from "./kube/other_ccm.ts";
 import {
   type ControllerFactory,
   INFORMER_TRANSFORMS,
@@ -61,7 +62,16 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     apiserverProblem?: string;
     cloudProblem?: string;
   } = { apiserver: false, cloud: false, synced: false, leading: false };
-  const elector = flags.leaderElect
+  // In a pod the lease stays the lock even with --leader-elect=false: a patch that turns it off while
+  // two replicas run (kube-hetzner's kustomize patch over a two-replica manifest) would make both act.
+  const elect = flags.leaderElect || options.connection.source === "in-cluster";
+  if (elect && !flags.leaderElect) {
+    log.warning(
+      "--leader-elect=false: in a cluster the lease {ns}/{name} is still taken, so two replicas never both act",
+      { ns: flags.leaderElectResourceNamespace, name: flags.leaderElectResourceName },
+    );
+  }
+  const elector = elect
     ? new LeaderElector(client, {
       namespace: flags.leaderElectResourceNamespace,
       name: flags.leaderElectResourceName,
@@ -73,6 +83,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
     : undefined;
 
   const conditions = new Conditions();
+  let guard: OtherCcmGuard | undefined;
   const tls = flags.securePort > 0 && flags.tlsCertFile
     ? {
       cert: await Deno.readTextFile(flags.tlsCertFile),
@@ -107,6 +118,7 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
                 ? options.provider.problem?.()
                 : state.cloudProblem ?? options.provider.problem?.() ?? "provider not initialized yet",
           },
+          { name: "other-ccm", check: () => guard?.problem() },
           {
             name: "leader-election",
             check: () => !elector || elector.leaderKnown ? undefined : "lease not read yet",
@@ -206,16 +218,48 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
       };
       return runControllers(ctx, options.enabled, options.factories, leading, () => state.synced = true);
     };
-    if (elector) {
-      let running: Promise<void> | undefined;
-      const outcome = await elector.run(signal, {
-        onStartedLeading: (leading) => running = startControllers(leading),
-      });
-      await running;
-      if (outcome === "lost") exitCode = 1;
-    } else if (!signal.aborted) {
-      await startControllers(signal);
+    // Another CCM acting beside ours (an installer put the official one back, perhaps without leader
+    // election): ours takes no lease and runs nothing until it is gone, and steps down when it comes.
+    guard = flags.otherCcmImages.length > 0
+      ? new OtherCcmGuard(client, {
+        namespace: flags.otherCcmNamespace,
+        images: flags.otherCcmImages,
+        recorder: recorder("cloud-controller-manager"),
+      })
+      : undefined;
+    const guardStop = new AbortController();
+    const stopGuard = () => guardStop.abort();
+    signal.addEventListener("abort", stopGuard, { once: true });
+    const watching = guard?.run(guardStop.signal);
+    while (!signal.aborted) {
+      if (guard) {
+        try {
+          await guard.waitClear(signal);
+        } catch {
+          break; // stopped while standing by
+        }
+      }
+      const term = guard ? guard.whileClear(signal) : signal;
+      if (elector) {
+        let running: Promise<void> | undefined;
+        const outcome = await elector.run(term, {
+          onStartedLeading: (leading) => running = startControllers(leading),
+        });
+        await running;
+        if (outcome === "lost") {
+          exitCode = 1;
+          break;
+        }
+      } else {
+        await startControllers(term);
+      }
+      state.leading = false;
+      state.synced = false;
+      if (!guard) break;
     }
+    signal.removeEventListener("abort", stopGuard);
+    guardStop.abort();
+    await watching;
   } catch (err) {
     if (!signal.aborted) throw err;
   } finally {

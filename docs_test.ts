@@ -168,7 +168,7 @@ function codeFiles(dir: string): string[] {
 
 Deno.test("docs: the events page names every reason the code records, and only those", async () => {
   const code = (await Promise.all(
-    [...codeFiles("controllers"), ...codeFiles("providers"), "app.ts"].map((f) =>
+    [...codeFiles("controllers"), ...codeFiles("providers"), ...codeFiles("kube"), "app.ts"].map((f) =>
       Deno.readTextFile(new URL(f, ROOT))
     ),
   )).join("\n");

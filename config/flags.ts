@@ -159,7 +159,8 @@ export const FLAGS = [
     name: "leader-elect",
     type: "bool",
     default: true,
-    help: "Run leader election so only one replica is active",
+    help: "Run leader election so only one replica is active (in a pod the lease is taken even when false: " +
+      "two replicas never both act)",
   },
   {
     name: "leader-elect-lease-duration",
@@ -204,6 +205,21 @@ export const FLAGS = [
     default: true,
     help: "With the kubelet-serving-csr-approver controller: deny a kubelet serving CSR that fails a check " +
       "(false: leave it pending for another approver, with a Warning event)",
+  },
+  {
+    name: "other-ccm-images",
+    type: "list",
+    default: ["hcloud-cloud-controller-manager", "hetzner-cloud-controller-manager"],
+    help:
+      "Stand by while a ReplicaSet or DaemonSet in --other-ccm-namespace runs or asks for a pod with an " +
+      "image of one of these names (any registry, tag or digest): another cloud-controller-manager acting " +
+      "beside this one would undo its work; empty turns the check off",
+  },
+  {
+    name: "other-ccm-namespace",
+    type: "string",
+    default: "kube-system",
+    help: "Namespace watched for another cloud-controller-manager (--other-ccm-images)",
   },
   {
     name: "bind-address",

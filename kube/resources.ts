@@ -6,6 +6,7 @@
 import type { Event, Namespace, Node, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.d.ts";
+import type { DaemonSet, Deployment, ReplicaSet } from "kubernetes-types/apps/v1.d.ts";
 
 /** Where a resource lives in the API. `T` is the object type. */
 export interface ResourceType<T = unknown> {
@@ -61,6 +62,28 @@ export const LEASES: ResourceType<Lease> = {
   apiVersion: "coordination.k8s.io/v1",
   kind: "Lease",
   plural: "leases",
+  namespaced: true,
+};
+
+/** apps/v1 Deployments (named in events only: the other-CCM guard reads their ReplicaSets). */
+export const DEPLOYMENTS: ResourceType<Deployment> = {
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+};
+/** apps/v1 ReplicaSets (kube/other_ccm.ts: which image each runs, and how many pods). */
+export const REPLICA_SETS: ResourceType<ReplicaSet> = {
+  apiVersion: "apps/v1",
+  kind: "ReplicaSet",
+  plural: "replicasets",
+  namespaced: true,
+};
+/** apps/v1 DaemonSets (kube/other_ccm.ts). */
+export const DAEMON_SETS: ResourceType<DaemonSet> = {
+  apiVersion: "apps/v1",
+  kind: "DaemonSet",
+  plural: "daemonsets",
   namespaced: true,
 };
 
