@@ -250,7 +250,7 @@ const VALUES: Record<string, string[]> = {
   "http-managed-certificate-acme-staging": ["yes", "true"],
   ipv4: ["x"],
   ipv6: ["x"],
-  id: ["x"],
+  id: ["123", "x", "0", "-1", ""],
 };
 
 /** Samples that are left to the CCM on purpose (see POLICY_EXCEPTIONS). */
@@ -269,6 +269,9 @@ const CROSS: Record<string, string>[] = [
   { "attach-to": "lb", name: "x" },
   { "attach-to": "lb", "node-selector": "a=b", "ipv4-rdns": "a.example.com" },
   { "attach-to": "lb", hostname: "x.example.com", protocol: "http" },
+  // kube-hetzner's combined mode: the balancer's own settings are its maker's, not refused.
+  { id: "123", name: "x", location: "fsn1", type: "lb11", "algorithm-type": "round_robin" },
+  { id: "123", "attach-to": "lb", name: "x" },
   { "public-net-ipv4": "5", "disable-public-network": "true" },
   { "public-net-ipv6": "7", "disable-public-network": "1" },
   { "public-net-ipv4": "5", "disable-public-network": "false" },

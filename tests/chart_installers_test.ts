@@ -54,10 +54,23 @@ function assertEffective(rendered: string[], asked: Record<string, unknown>): vo
 const EXPECT: Record<string, (w: Rendered, env: Record<string, string | undefined>) => Promise<void> | void> =
   {
     "kube-hetzner.yaml": (w, env) => {
-      assertEquals(w.spec.template.spec.hostNetwork, true);
-      assert(w.spec.template.spec.containers[0].args.includes("--cluster-cidr=10.42.0.0/16"));
-      assertEquals(env.HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP, "true");
+      const pod = w.spec.template.spec;
+      assertEquals(pod.hostNetwork, true);
+      assert(pod.containers[0].args.includes("--cluster-cidr=10.42.0.0/16"));
+      assertEquals(env.HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP, "false");
       assertEquals(env.HCLOUD_NETWORK, "k8s");
+      assertEquals([env.ROBOT_ENABLED, env.HCLOUD_NETWORK_ROUTES_ENABLED], ["true", "false"]);
+      assertEquals(env.HCLOUD_INSTANCES_ADDRESS_FAMILY, "dualstack");
+      assertEquals(pod.nodeSelector, { "node-role.kubernetes.io/control-plane": "true" });
+      // Cilium's NoExecute taint on a fresh Node would evict the CCM that must initialize it.
+      for (const effect of ["NoSchedule", "NoExecute"]) {
+        assert(
+          pod.tolerations.some((t: { key?: string; effect?: string }) =>
+            t.key === "node.cilium.io/agent-not-ready" && t.effect === effect
+          ),
+          `tolerates node.cilium.io/agent-not-ready:${effect}`,
+        );
+      }
     },
     "kube-hetzner-older.yaml": (w, env) => {
       const args: string[] = w.spec.template.spec.containers[0].args;

@@ -280,3 +280,87 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "co-managed balancers: kube-hetzner's combined mode (`id` and its whole-balancer annotations) adds the ingress ports to Terraform's balancer, which keeps its own settings and survives the Service",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { cluster, s, sim, client, close } = await testEnvironment();
+    sim.addServer({ name: "c1", location: "fsn1" });
+    await registerNode(client, "c1");
+    const cp = sim.addServer({ name: "cp-tf", location: "fsn1" });
+    // kube-hetzner's `hcloud_load_balancer.control_plane`: the API on 6443 to the control plane.
+    const made = (await s.api("POST", "/load_balancers", {
+      name: "k3s-control-plane",
+      load_balancer_type: "lb11",
+      location: "fsn1",
+      algorithm: { type: "round_robin" },
+      services: [{ protocol: "tcp", listen_port: 6443, destination_port: 6443 }],
+      targets: [{ type: "server", server: { id: cp.id } }],
+    })).body.load_balancer;
+    const ccm = await startCcm(cluster, sim, [
+      "--controllers=cloud-node,service",
+      "--drift-repair-period=2s",
+    ]);
+    const lb = () => sim.world.loadBalancers.get(made.id)!;
+    const before = () => ({
+      type: lb().load_balancer_type.name,
+      algorithm: lb().algorithm.type,
+      location: lb().location.name,
+      labels: lb().labels,
+      api: lb().services.find((x) => x.listen_port === 6443),
+      cp: lb().targets.filter((x) => x.type === "server"),
+    });
+    const kept = before();
+    try {
+      await eventually(async () => !!(await client.get(NODES, "c1")).spec?.providerID, 20_000);
+      // The traefik Service's annotations as kube-hetzner renders them in combined mode (locals.tf).
+      await client.create(
+        SERVICES,
+        service("traefik", {
+          [`${P}id`]: String(made.id),
+          [`${P}use-private-ip`]: "false",
+          [`${P}disable-private-ingress`]: "true",
+          [`${P}disable-public-network`]: "false",
+          [`${P}ipv6-disabled`]: "false",
+          [`${P}location`]: "nbg1",
+          [`${P}type`]: "lb21",
+          [`${P}uses-proxyprotocol`]: "true",
+          [`${P}algorithm-type`]: "least_connections",
+          [`${P}health-check-interval`]: "15s",
+          [`${P}health-check-timeout`]: "10s",
+          [`${P}health-check-retries`]: "3",
+        }, [80, 443]),
+      );
+      await eventually(
+        async () =>
+          (await client.get(SERVICES, "traefik", { namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+            ?.ip === made.public_net.ipv4.ip,
+        20_000,
+      );
+      assertEquals(lb().services.map((x) => x.listen_port).sort((a, b) => a - b), [80, 443, 6443]);
+      assert(
+        lb().services.find((x) => x.listen_port === 443)?.proxyprotocol,
+        "its ports take its port settings",
+      );
+      assertEquals(lb().targets.filter((x) => x.type === "label_selector").length, 1);
+      assertEquals(sim.world.loadBalancers.size, 1, "no balancer of its own is made");
+      await new Promise((r) => setTimeout(r, 4_000)); // two drift periods: nothing is "repaired" back
+      assertEquals(
+        before(),
+        kept,
+        "type, algorithm, location, labels, the API port and its targets are Terraform's",
+      );
+
+      // helm uninstall of the ingress: its ports and target go, the balancer stays for Terraform to destroy.
+      await client.delete(SERVICES, "traefik", { namespace: "default" });
+      await eventually(() => lb().services.length === 1, 20_000);
+      await eventually(() => lb().targets.every((x) => x.type === "server"), 20_000);
+      assertEquals(before(), kept);
+    } finally {
+      await close(ccm);
+    }
+  },
+});

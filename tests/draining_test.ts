@@ -193,6 +193,16 @@ Deno.test({
         gauge.get({ load_balancer: lbName(sim), service: "default/nokp", health: "unhealthy" }),
         2,
       );
+      // Per target, under the name kube-hetzner's alert reads (`sum(hcloud_load_balancer_target_healthy == 0) > 0`).
+      const ids = (await client.list(NODES)).items.map((n) => n.spec!.providerID!.replace("hcloud://", ""));
+      const perTarget = ccm.registry.render().split("\n")
+        .filter((l) => l.startsWith("hcloud_load_balancer_target_healthy{")).sort();
+      assertEquals(
+        perTarget,
+        ids.sort().map((id) =>
+          `hcloud_load_balancer_target_healthy{load_balancer="${lbName(sim)}",target="${id}"} 0`
+        ),
+      );
     } finally {
       await ccm.stop();
       await close();

@@ -208,6 +208,12 @@ Deno.test({
           `the chart queries ${name}, which the CCM does not export`,
         );
       }
+      // kube-hetzner's optional load-balancer alert (`sum(hcloud_load_balancer_target_healthy == 0) > 0`,
+      // its templates/load_balancer_monitoring.yaml.tpl) reads a metric no official CCM exports: ours does.
+      assert(
+        metrics.includes("# TYPE hcloud_load_balancer_target_healthy gauge"),
+        "kube-hetzner's alert reads hcloud_load_balancer_target_healthy",
+      );
       // Every metric the running binary exports is on the generated reference page (its scan of the
       // registrations misses none).
       const page = await Deno.readTextFile(new URL("../docs/reference/metrics.md", import.meta.url));

@@ -24,21 +24,40 @@ export interface TargetHealth {
 }
 
 type HealthStatus = { status?: string }[] | undefined;
+type Health = keyof TargetHealth;
+
+/** One target's health: unhealthy when any port is, healthy when every port is, else unknown. */
+function healthOf(health: HealthStatus): Health {
+  const statuses = (health ?? []).map((h) => h.status);
+  if (statuses.includes("unhealthy")) return "unhealthy";
+  if (statuses.length && statuses.every((s) => s === "healthy")) return "healthy";
+  return "unknown";
+}
+
+interface ApiTarget {
+  type?: string;
+  server?: { id?: number };
+  ip?: { ip?: string };
+  health_status?: HealthStatus;
+  targets?: ApiTarget[];
+}
+
+/** Every target with its health, a label selector's resolved servers one by one; named by server ID or IP. */
+export function eachTarget(lb: Pick<LB, "targets">): { target: string; health: Health }[] {
+  const out: { target: string; health: Health }[] = [];
+  const add = (t: ApiTarget) =>
+    out.push({ target: String(t.server?.id ?? t.ip?.ip ?? ""), health: healthOf(t.health_status) });
+  for (const target of (lb.targets ?? []) as ApiTarget[]) {
+    if (target.type === "label_selector") { for (const t of target.targets ?? []) add(t); }
+    else add(target);
+  }
+  return out;
+}
 
 /** Counts the balancer's targets by health. */
 export function targetHealth(lb: Pick<LB, "targets">): TargetHealth {
   const counts: TargetHealth = { healthy: 0, unhealthy: 0, unknown: 0 };
-  const count = (health: HealthStatus) => {
-    const statuses = (health ?? []).map((h) => h.status);
-    if (statuses.includes("unhealthy")) counts.unhealthy++;
-    else if (statuses.length && statuses.every((s) => s === "healthy")) counts.healthy++;
-    else counts.unknown++;
-  };
-  for (const target of lb.targets ?? []) {
-    const resolved = (target as { targets?: { health_status?: HealthStatus }[] }).targets;
-    if (target.type === "label_selector") { for (const t of resolved ?? []) count(t.health_status); }
-    else count((target as { health_status?: HealthStatus }).health_status);
-  }
+  for (const { health } of eachTarget(lb)) counts[health]++;
   return counts;
 }
 
@@ -72,6 +91,8 @@ export interface BalancerHealth {
   service: string;
   /** How many of its targets pass their checks. */
   health: TargetHealth;
+  /** Each checked target (server ID or IP) and whether it passes (a target not checked yet is left out). */
+  targets: { target: string; healthy: boolean }[];
 }
 
 /** What {@link TargetHealthGauge.update} needs of a balancer, read as the API sent it. */
@@ -85,12 +106,18 @@ export function balancerHealth(lb: Pick<LB, "name" | "labels" | "targets">): Bal
     : namespace && labels[SHARE_LABEL]
     ? `${namespace}/shared:${labels[SHARE_LABEL]}`
     : labels[SERVICE_UID_LABEL] ?? "";
-  return { name: lb.name, service, health: targetHealth(lb) };
+  const targets = eachTarget(lb).filter((t) => t.health !== "unknown")
+    .map((t) => ({ target: t.target, healthy: t.health === "healthy" }));
+  return { name: lb.name, service, health: targetHealth(lb), targets };
 }
 
-/** `hcloud_load_balancer_targets{load_balancer,service,health}`, set from each drift list. */
+/**
+ * `hcloud_load_balancer_targets{load_balancer,service,health}` and, per target,
+ * `hcloud_load_balancer_target_healthy{load_balancer,target}`, set from each drift list.
+ */
 export class TargetHealthGauge {
   readonly #gauge;
+  readonly #perTarget;
 
   /** Registers the gauge in `registry`. */
   constructor(registry: Registry) {
@@ -98,14 +125,25 @@ export class TargetHealthGauge {
       "hcloud_load_balancer_targets",
       "Targets of this cluster's load balancers by health, as the last drift repair list showed them.",
     );
+    // The name kube-hetzner's optional alert reads (`sum(hcloud_load_balancer_target_healthy == 0) > 0`).
+    // At most a balancer's target limit of series per balancer (25 to 150 by type).
+    this.#perTarget = registry.gauge(
+      "hcloud_load_balancer_target_healthy",
+      "1 while the target (label target: server ID or IP) passes every health check of the balancer, 0 while " +
+        "one fails, as the last drift repair list showed it; a target not checked yet has no series.",
+    );
   }
 
   /** Replaces every series with those of `balancers` (a balancer gone takes its series with it). */
   update(balancers: BalancerHealth[]): void {
     this.#gauge.clear();
-    for (const { name, service, health } of balancers) {
+    this.#perTarget.clear();
+    for (const { name, service, health, targets } of balancers) {
       for (const [state, n] of Object.entries(health)) {
         this.#gauge.set({ load_balancer: name, service, health: state }, n);
+      }
+      for (const { target, healthy } of targets) {
+        this.#perTarget.set({ load_balancer: name, target }, healthy ? 1 : 0);
       }
     }
   }

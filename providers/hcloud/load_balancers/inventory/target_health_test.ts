@@ -1,5 +1,6 @@
 import { assertEquals } from "../../../../testing/assert.ts";
-import { allUnhealthy, balancerHealth, targetHealth } from "./target_health.ts";
+import { allUnhealthy, balancerHealth, targetHealth, TargetHealthGauge } from "./target_health.ts";
+import { Registry } from "../../../../lib/metrics.ts";
 
 const status = (s: string) => [{ listen_port: 80, status: s }];
 const lb = (statuses: string[], check = { protocol: "http", port: 10256, http: { path: "/healthz" } }) =>
@@ -37,4 +38,21 @@ Deno.test("target health: the metric names a Service, a shared balancer's share 
   assertEquals(named({ "deno-ccm/service-namespace": "shop", "deno-ccm/service-name": "web" }), "shop/web");
   assertEquals(named({ "deno-ccm/service-namespace": "shop", "deno-ccm/share": "edge" }), "shop/shared:edge");
   assertEquals(named({ "hcloud-ccm/service-uid": "u-1" }), "u-1");
+});
+
+Deno.test("target health: one series per checked target (server ID or IP), 0 or 1, and none for one not checked yet", () => {
+  const registry = new Registry();
+  const gauge = new TargetHealthGauge(registry);
+  const withIp = lb(["healthy", "unhealthy", "unknown"]);
+  withIp.targets.push({ type: "ip", ip: { ip: "203.0.113.9" }, health_status: status("unhealthy") });
+  gauge.update([balancerHealth({ name: "web", labels: {}, targets: withIp.targets })]);
+  const series = () =>
+    registry.render().split("\n").filter((l) => l.startsWith("hcloud_load_balancer_target_healthy{")).sort();
+  assertEquals(series(), [
+    'hcloud_load_balancer_target_healthy{load_balancer="web",target="0"} 1',
+    'hcloud_load_balancer_target_healthy{load_balancer="web",target="1"} 0',
+    'hcloud_load_balancer_target_healthy{load_balancer="web",target="203.0.113.9"} 0',
+  ], "target 2 is not checked yet: no series");
+  gauge.update([]);
+  assertEquals(series(), [], "a balancer gone takes its series");
 });

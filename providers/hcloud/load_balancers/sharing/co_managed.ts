@@ -147,18 +147,18 @@ export async function findCoManaged(
 }
 
 /** A balancer the CCM created for a Service is that Service's alone: it cannot be co-managed. */
-export function refuseOwned(lb: LB, ref: string): void {
+export function refuseOwned(lb: LB, ref: string, via: "attach-to" | "id" = "attach-to"): void {
   const share = lb.labels?.[SHARE_LABEL];
   if (share !== undefined) {
     throw new TerminalError(
-      `annotation ${PREFIX}attach-to: "${ref}" is shared by Services under the key "${share}" ` +
+      `annotation ${PREFIX}${via}: "${ref}" is shared by Services under the key "${share}" ` +
         `(${SHARE_ANNOTATION}); co-management is for balancers made outside Kubernetes`,
     );
   }
   const owner = lb.labels?.[SERVICE_UID_LABEL];
   if (owner) {
     throw new TerminalError(
-      `annotation ${PREFIX}attach-to: "${ref}" is the load balancer of the Service with UID ${owner}; ` +
+      `annotation ${PREFIX}${via}: "${ref}" is the load balancer of the Service with UID ${owner}; ` +
         "co-management is for balancers made outside Kubernetes",
     );
   }
@@ -230,7 +230,9 @@ export class CoManagedBalancers {
     const ref = spec.attachTo!;
     if (!clusterId) {
       throw new Error(
-        `annotation ${PREFIX}attach-to: the cluster identity (the kube-system namespace UID) is not known yet`,
+        `annotation ${PREFIX}${
+          spec.attachVia ?? "attach-to"
+        }: the cluster identity (the kube-system namespace UID) is not known yet`,
       );
     }
     const selector = this.#labeler.selector(clusterId);
@@ -238,11 +240,13 @@ export class CoManagedBalancers {
     const lb = await findCoManaged(this.#client, ref);
     if (!lb) {
       const err = new Error(
-        `annotation ${PREFIX}attach-to: there is no load balancer "${ref}" in the project`,
+        `annotation ${PREFIX}${
+          spec.attachVia ?? "attach-to"
+        }: there is no load balancer "${ref}" in the project`,
       );
       throw new ProviderError(err, { leftNoBalancer: true }); // its old addresses are no longer its own
     }
-    refuseOwned(lb, ref);
+    refuseOwned(lb, ref, spec.attachVia);
     this.consent.check(service, lb, `load balancer "${ref}" (ID ${lb.id})`);
     if (spec.usePrivateIp && !(lb.private_net ?? []).some((p) => p.network === this.#network.id)) {
       throw new TerminalError(

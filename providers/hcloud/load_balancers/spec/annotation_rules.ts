@@ -87,7 +87,14 @@ export interface PatternRule {
 
 /** Annotations that must match a pattern. */
 export const PATTERNS: Record<
-  "name" | "location" | "network-zone" | "type" | "http-cookie-name" | "health-check-http-path" | "attach-to",
+  | "name"
+  | "location"
+  | "network-zone"
+  | "type"
+  | "http-cookie-name"
+  | "health-check-http-path"
+  | "attach-to"
+  | "id",
   PatternRule
 > = {
   name: { pattern: new RegExp(`^${LB_NAME}$`), what: "load balancer name" },
@@ -106,6 +113,7 @@ export const PATTERNS: Record<
     what: "path (starting with /, printable, at most 1024 characters)",
   },
   "attach-to": { pattern: new RegExp(`^(\\d+|${LB_NAME})$`), what: "load balancer name or ID" },
+  id: { pattern: /^[1-9]\d{0,15}$/, what: "load balancer ID" },
 };
 
 /** Annotations holding a DNS name, and what the message calls it. */
@@ -153,7 +161,6 @@ export const OTHERS = {
   "http-managed-certificate-acme-staging": "free: read as Go's ParseBool reads it, anything else is false",
   ipv4: "free: not read by the CCM",
   ipv6: "free: not read by the CCM",
-  id: "free: not read by the CCM",
 } as const;
 
 /** Annotations that change a balancer as a whole: not ours to set on a co-managed one (`attach-to`). */

@@ -132,8 +132,13 @@ export interface LoadBalancerSpec {
   publicNetIpv4?: number;
   /** `public-net-ipv6`: the Primary IPv6 ID (creation only). */
   publicNetIpv6?: number;
-  /** `attach-to`: a balancer made outside Kubernetes (name or ID) this Service co-manages (ours). */
+  /**
+   * `attach-to`: a balancer made outside Kubernetes (name or ID) this Service co-manages (ours); also
+   * `id` alone (kube-hetzner's combined mode points its ingress Service at its Terraform balancer so).
+   */
   attachTo?: string;
+  /** Which annotation named {@link attachTo} (messages name it). */
+  attachVia?: "attach-to" | "id";
   /** Labels of the operator's and the owner's choice on what is created for it (user_labels.ts). */
   labels: Record<string, string>;
   /** `Cluster` traffic health-checks kube-proxy's `/healthz` on 10256 (ours). */
@@ -329,7 +334,16 @@ export function parseLoadBalancerSpec(
     typeAnnotated: !!raw("type"),
     publicNetIpv4: int("public-net-ipv4"),
     publicNetIpv6: int("public-net-ipv6"),
-    attachTo: name("attach-to"),
+    // `id`, which the official CCM reserves and never reads, names the balancer to co-manage when neither
+    // attach-to nor a share key does: its maker (Terraform) keeps the balancer, the Service adds its ports.
+    attachTo: ((id) => name("attach-to") ?? (annotations[SHARE_ANNOTATION] === undefined ? id : undefined))(
+      name("id"),
+    ),
+    attachVia: raw("attach-to") !== undefined
+      ? "attach-to"
+      : raw("id") !== undefined && annotations[SHARE_ANNOTATION] === undefined
+      ? "id"
+      : undefined,
     labels: {},
     kubeProxyHealthCheck: ours(KUBE_PROXY_HEALTH_CHECK_ANNOTATION, defaults.kubeProxyHealthCheck ?? false),
     ingressFamilies: ours(INGRESS_FAMILIES_ANNOTATION, defaults.ingressFollowsIpFamilies ?? false)
@@ -350,7 +364,9 @@ export function parseLoadBalancerSpec(
     errors.push(...user.errors);
   }
   const wholeBalancer = WHOLE_BALANCER.filter((n) => raw(n) !== undefined);
-  if (spec.attachTo !== undefined && wholeBalancer.length) {
+  // With `id` the whole-balancer annotations (kube-hetzner sets location, type, algorithm...) describe the
+  // balancer its maker made: they are left to it, not refused.
+  if (spec.attachVia === "attach-to" && wholeBalancer.length) {
     invalid.add("attach-to");
     errors.push(
       `annotation ${PREFIX}attach-to: the balancer belongs to its maker, so ` +

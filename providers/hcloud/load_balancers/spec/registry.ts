@@ -292,8 +292,9 @@ export const SERVICE_ANNOTATIONS = {
   id: {
     stage: HccmStage.Ingress,
     default: "",
-    meaning: "Not read.",
-    hccm: "HCCM writes it; ours ignores it",
+    meaning: "Without `attach-to` or a share key: co-manage the balancer with this ID, as `attach-to` does " +
+      "(kube-hetzner's combined mode); whole-balancer annotations are then left to its maker, not refused.",
+    hccm: "reserved and not read by HCCM; ours co-manages",
   },
 } satisfies Record<string, AnnotationEntry>;
 
