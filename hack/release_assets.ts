@@ -4,6 +4,8 @@
  *
  * - `ccm.yaml` and `ccm-networks.yaml`: deploy/'s manifests under the official CCM's asset names (the
  *   names kube-hetzner and hetzner-k3s download), checked to be the chart's current rendering;
+ * - `rbac-for-official-chart.yaml`: what the CCM needs beyond the official chart's ClusterRole when its
+ *   image runs under that chart (kube-hetzner's HelmChart);
  * - `deno-ccm-<version>.tgz`: the packaged chart;
  * - `SHA256SUMS`.
  *
@@ -54,9 +56,10 @@ export async function writeReleaseAssets(version: string, dir: string): Promise<
   await Deno.mkdir(dir, { recursive: true });
   await Deno.copyFile(`${REPO}deploy/ccm.yaml`, `${dir}/ccm.yaml`);
   await Deno.copyFile(`${REPO}deploy/ccm-networks.yaml`, `${dir}/ccm-networks.yaml`);
+  await Deno.copyFile(`${REPO}deploy/rbac-for-official-chart.yaml`, `${dir}/rbac-for-official-chart.yaml`);
   const pkg = await runHelm(["package", CHART, "--destination", dir]);
   if (!pkg.ok) throw new Error(`helm package: ${pkg.stderr}`);
-  const names = ["ccm.yaml", "ccm-networks.yaml", `deno-ccm-${version}.tgz`];
+  const names = ["ccm.yaml", "ccm-networks.yaml", "rbac-for-official-chart.yaml", `deno-ccm-${version}.tgz`];
   const sums: string[] = [];
   for (const name of names) {
     const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(`${dir}/${name}`));

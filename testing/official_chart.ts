@@ -41,16 +41,20 @@ export async function officialChart(o: OfficialChartOptions = {}): Promise<strin
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: role },
+      // The official chart's v1.35.0 ClusterRole (chart/templates/clusterrole.yml).
       rules: [
-        {
-          apiGroups: [""],
-          resources: ["nodes"],
-          verbs: ["get", "list", "watch", "update", "patch", "delete"],
-        },
-        { apiGroups: [""], resources: ["nodes/status", "services/status"], verbs: ["patch", "update"] },
-        { apiGroups: [""], resources: ["services"], verbs: ["list", "watch", "get"] },
+        { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] },
         { apiGroups: [""], resources: ["events"], verbs: ["create", "patch", "update"] },
-        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] },
+        { apiGroups: [""], resources: ["nodes"], verbs: ["*"] },
+        { apiGroups: [""], resources: ["nodes/status"], verbs: ["patch"] },
+        { apiGroups: [""], resources: ["services"], verbs: ["list", "watch"] },
+        { apiGroups: [""], resources: ["services/status"], verbs: ["patch", "update"] },
+        { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["create"] },
+        {
+          apiGroups: ["coordination.k8s.io"],
+          resources: ["leases"],
+          verbs: ["create", "get", "list", "watch", "update"],
+        },
       ],
     },
     {

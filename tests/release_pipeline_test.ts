@@ -71,7 +71,13 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "release-" });
     try {
       const names = await writeReleaseAssets(version, dir);
-      assertEquals(names, ["ccm.yaml", "ccm-networks.yaml", `deno-ccm-${version}.tgz`, "SHA256SUMS"]);
+      assertEquals(names, [
+        "ccm.yaml",
+        "ccm-networks.yaml",
+        "rbac-for-official-chart.yaml",
+        `deno-ccm-${version}.tgz`,
+        "SHA256SUMS",
+      ]);
       const image = `${RELEASE_IMAGE}:${version}`;
       for (const manifest of ["ccm.yaml", "ccm-networks.yaml"]) {
         assert((await Deno.readTextFile(`${dir}/${manifest}`)).includes(`image: "${image}"`), manifest);
