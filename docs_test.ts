@@ -3,12 +3,13 @@
  * `deno task`, every `HCLOUD_*`/`ROBOT_*` variable the CCM reads (or one the docs say it does not),
  * and every chart value written as a dotted key.
  */
-import { assertEquals } from "./testing/assert.ts";
+import { assert, assertEquals } from "./testing/assert.ts";
 import { parse as parseYaml } from "yaml";
 import { ENV_VARS } from "./config/env.ts";
 import { environmentPage } from "./config/env_reference.ts";
 import { flagsPage } from "./config/flags.ts";
 import { annotationsPage } from "./providers/hcloud/mod.ts";
+import { figureBlocks } from "./bench/figures.ts";
 import { alertsPage, metricsPage } from "./hack/reference_pages.ts";
 
 const ROOT = new URL(".", import.meta.url);
@@ -190,4 +191,28 @@ Deno.test("docs: the events page names every reason the code records, and only t
   const stale = [...documented].filter((r) => !code.includes(`"${r}"`));
   assertEquals(stale.sort(), [], "on the page but nowhere in the code");
   assertEquals(recorded.size > 40, true, `the scan finds the code's reasons (${recorded.size})`);
+});
+
+Deno.test("docs: the README's and the performance page's figures are bench/report.json's, each dated", async () => {
+  const report = JSON.parse(await Deno.readTextFile(new URL("bench/report.json", ROOT)));
+  const blocks = figureBlocks(report);
+  /** A markdown table's rows as trimmed cells (what `deno fmt` pads is not compared). */
+  const cells = (table: string) =>
+    table.split("\n").filter((l) => l.startsWith("|") && !/^\|[\s|:-]+\|$/.test(l))
+      .map((l) => l.slice(1, -1).split("|").map((c) => c.trim()));
+  let seen = 0;
+  for (const page of ["README.md", "docs/explanation/performance.md"]) {
+    const text = await Deno.readTextFile(new URL(page, ROOT));
+    for (const m of text.matchAll(/<!-- figures:(\w+) -->\n([\s\S]*?)<!-- \/figures:\1 -->/g)) {
+      assertEquals(
+        cells(m[2]),
+        cells(blocks[m[1]]),
+        `${page}: figures:${m[1]} is stale: run \`deno task manifests\``,
+      );
+      seen++;
+    }
+  }
+  assertEquals(seen, 3, "the README's table and the performance page's two");
+  // Every figure shown carries the day and commit it was measured on.
+  for (const block of Object.values(blocks)) assert(!block.includes("undated"), block);
 });

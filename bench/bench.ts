@@ -25,6 +25,7 @@ import { robotMixScenario } from "./robot_mix.ts";
 import { drainScenario } from "./drain.ts";
 import { tlsSecretsScenario } from "./tls_secrets.ts";
 import { repeated } from "./runs.ts";
+import { measuredNow, stamp } from "./measured.ts";
 
 const SCENARIOS = [
   "burst_join",
@@ -102,6 +103,7 @@ if (only.has("drain")) {
 
 if (only.has("tls_secrets")) results.tls_secrets = await tlsSecretsScenario(environment);
 
+stamp(results, await measuredNow());
 const report = await writeReport(results, { latencyMs: LATENCY, actionMs: ACTION });
 console.log(JSON.stringify(report, null, 2));
 Deno.exit(0);

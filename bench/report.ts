@@ -36,8 +36,7 @@ export interface ScenarioResult {
 const OUT = new URL(".", import.meta.url).pathname;
 const TARGETS: Record<string, string> = {
   burst_join: "≤ 15 s total, ≤ 30 requests",
-  steady_state:
-    "1000 nodes: ≤ 40 requests/hour (the official CCM: 240), RSS ≤ 100 MB; 5000 nodes: RSS ≤ 150 MB",
+  steady_state: "1000 nodes: ≤ 40 requests/hour, RSS ≤ 100 MB; 5000 nodes: RSS ≤ 150 MB",
   lb_rollout: "≤ 60 s",
   churn: "≤ 30 s, ≤ 2 requests per node change",
   faults: "converged ≤ 120 s after the faults stop, no leak, no live Node deleted",
@@ -79,16 +78,16 @@ export async function writeReport(
     } | ${r.requests} | ${r.requests_per_hour ?? "-"} | ${runs(r, r.rss_mb_peak, r.rss_mb_peak_min)} | ${
       runs(r, r.cpu_seconds, r.cpu_seconds_min)
     } | ${Array.isArray(r.load_average) ? `${r.runs} (${r.load_average.join(", ")})` : "-"} | ${
-      TARGETS[name]
-    } |`
+      measuredCell(r.measured)
+    } | ${TARGETS[name]} |`
   );
   await Deno.writeTextFile(
     `${OUT}report.md`,
     [
       `# Benchmark (API latency ${params.latencyMs} ms, actions ${params.actionMs} ms)`,
       "",
-      "| scenario | seconds total | seconds p99 | cloud requests | requests/hour | peak RSS MB | CPU s | runs (load average at each start) | target |",
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+      "| scenario | seconds total | seconds p99 | cloud requests | requests/hour | peak RSS MB | CPU s | runs (load average at each start) | measured | target |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
       ...rows,
       "",
       `429 responses: ${rateLimited} (the faults scenario's injected bursts not counted)`,
@@ -199,6 +198,12 @@ function faultsSummary(r: ScenarioResult | undefined): string[] {
       : `All invariants held ${r.seconds_total} s after the faults stopped.`),
     "",
   ];
+}
+
+/** `2026-11-27 (496f861)`: the day and commit a scenario was measured on. */
+function measuredCell(m: unknown): string {
+  const x = m as { date?: string; commit?: string } | undefined;
+  return x?.date ? `${x.date} (${x.commit ?? "?"})` : "-";
 }
 
 /** A figure of the median run, with every run's value when there were several ("31 (30, 31, 33)"). */
