@@ -19,6 +19,7 @@ import { logger, redact, setupLogging } from "./lib/log.ts";
 import { readEnv } from "./config/env.ts";
 import { environmentNames, unknownEnvWarnings } from "./config/unknown_env.ts";
 import { freshSeed, seedProcessRandom } from "./lib/random.ts";
+import { VERSION } from "./version.ts";
 
 /** Exit code for configuration errors, as Go's flag package uses. */
 export const EXIT_CONFIG = 2;
@@ -30,6 +31,10 @@ export async function main(args: string[], env: Record<string, string | undefine
   const { flags, errors, ignored } = parseFlags(args);
   if (flags.help) {
     console.log(helpText());
+    return 0;
+  }
+  if (flags.version) {
+    console.log(`deno-ccm ${VERSION}`);
     return 0;
   }
   const controllers = resolveControllers(flags.controllers);
@@ -81,7 +86,8 @@ export async function main(args: string[], env: Record<string, string | undefine
       flags: ignored.join(" "),
     });
   }
-  log.info("starting deno-ccm with provider {provider}; controllers: {controllers}", {
+  log.info("starting deno-ccm {version} with provider {provider}; controllers: {controllers}", {
+    version: VERSION,
     provider: flags.cloudProvider,
     controllers: [...controllers.enabled].join(", "),
   });

@@ -297,6 +297,7 @@ export const FLAGS = [
     ignored: true,
   },
   { name: "help", type: "bool", default: false, help: "Show this help" },
+  { name: "version", type: "bool", default: false, help: "Print the version and exit" },
 ] as const satisfies readonly FlagSpec[];
 
 /** `kube-api-qps` → `kubeApiQps`. */

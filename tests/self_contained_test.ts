@@ -15,9 +15,6 @@ const REPO = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 /** Files allowed to name a path outside, and why. */
 const EXCEPTIONS: Record<string, string> = {
   "conformance/golden_sync.ts": "the one command that copies new recordings in from outside",
-  // The team's working guide (kept by whoever steers the project, not run by anything here) says where
-  // reference material and new recordings arrive on the team's machines.
-  "DEVELOPERS.md": "the team's guide to its workplace; nothing in the repository reads it",
 };
 
 /** Text files of the repository: what git tracks plus untracked files it does not ignore. */
