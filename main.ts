@@ -20,6 +20,7 @@ import { readEnv } from "./config/env.ts";
 import { environmentNames, unknownEnvWarnings } from "./config/unknown_env.ts";
 import { freshSeed, seedProcessRandom } from "./lib/random.ts";
 import { VERSION } from "./version.ts";
+import { residueCommand } from "./residue_command.ts";
 
 /** Exit code for configuration errors, as Go's flag package uses. */
 export const EXIT_CONFIG = 2;
@@ -60,6 +61,9 @@ export async function main(args: string[], env: Record<string, string | undefine
   }
 
   setupLogging({ level: flags.logLevel, format: flags.logFormat });
+  if (flags.residue) {
+    return await residueCommand(flags.residue as "list" | "remove", connection, provider.provider);
+  }
   const log = logger("main");
   const stop = new AbortController();
   const onSignal = (name: string) => () => {

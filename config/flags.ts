@@ -298,6 +298,15 @@ export const FLAGS = [
   },
   { name: "help", type: "bool", default: false, help: "Show this help" },
   { name: "version", type: "bool", default: false, help: "Print the version and exit" },
+  {
+    name: "residue",
+    type: "string",
+    default: "",
+    help:
+      "The way back: list what this cluster's deno-ccm left in the cloud project (list), or remove what " +
+      "only marks or duplicates (remove; refused while deno-ccm runs), then exit",
+    choices: ["", "list", "remove"],
+  },
 ] as const satisfies readonly FlagSpec[];
 
 /** `kube-api-qps` → `kubeApiQps`. */

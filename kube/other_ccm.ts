@@ -173,6 +173,11 @@ export class OtherCcmGuard {
     return `standing by while another cloud-controller-manager acts: ${others.map(describe).join("; ")}`;
   }
 
+  /** Resolves once every kind was listed (or cannot be); rejects when `signal` aborts. */
+  waitReady(signal: AbortSignal): Promise<void> {
+    return this.#until(() => this.ready, signal);
+  }
+
   /** Resolves once the guard is ready and no other CCM acts; rejects when `signal` aborts. */
   waitClear(signal: AbortSignal): Promise<void> {
     return this.#until(() => this.ready && this.acting().length === 0, signal);

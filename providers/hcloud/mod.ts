@@ -310,4 +310,5 @@ export {
 export { ServerCache } from "./servers/mod.ts";
 export { SERVICE_UID_LABEL, SHARE_LABEL } from "./names.ts";
 export { nodePortOpenings } from "./firewall/mod.ts";
+export { findResidue, removeResidue, type ResidueItem, type ResidueKind } from "./residue/residue.ts";
 export * from "./names.ts";

@@ -56,6 +56,8 @@ export const CO_MANAGED_STATE = "service.deno-ccm.io/co-managed";
 export const SHARE_ANNOTATION = "service.deno-ccm.io/load-balancer-share";
 /** Service annotation, written by the CCM: the share key of the balancer the Service serves on (ours). */
 export const SHARED_STATE = "service.deno-ccm.io/shared-load-balancer";
+/** Cloud label on a certificate uploaded from a TLS Secret: a hash of `namespace/name` (ours). */
+export const TLS_REF_LABEL = "deno-ccm/tls-secret";
 /** Cloud label on a shared balancer: the share key its Services name (ours). */
 export const SHARE_LABEL = "deno-ccm/share";
 /** Cloud label on a shared balancer: a digest of the settings of the whole balancer (ours). */

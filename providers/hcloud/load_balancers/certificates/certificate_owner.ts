@@ -20,10 +20,10 @@ import {
   SERVICE_NAMESPACE_LABEL,
   SERVICE_UID_LABEL,
 } from "../labels.ts";
-import { TLS_SECRET_ANNOTATION } from "../../names.ts";
+import { TLS_REF_LABEL, TLS_SECRET_ANNOTATION } from "../../names.ts";
 
 /** The Secret a certificate was uploaded from: a hash of `namespace/name` (label values hold 63 characters). */
-export const TLS_REF_LABEL = "deno-ccm/tls-secret";
+export { TLS_REF_LABEL };
 /** The namespace of the Secret a certificate was uploaded from (for messages; ours). */
 export const TLS_NAMESPACE_LABEL = "deno-ccm/secret-namespace";
 /** The name of that Secret, when it fits a label value (for messages; ours). */
