@@ -104,6 +104,13 @@ export const FLAGS = [
     help: "Also handle Services whose spec.loadBalancerClass equals this",
   },
   {
+    name: "load-balancer-class-exclusive",
+    type: "bool",
+    default: false,
+    help: "Handle only Services of --load-balancer-class: new Services without a class are left to another " +
+      "implementation (MetalLB, Cilium, kube-vip); those served before keep their balancers until they go",
+  },
+  {
     name: "node-monitor-period",
     type: "duration",
     default: 5_000,
@@ -452,6 +459,9 @@ function validate(f: Flags): string[] {
         }) must be greater than --leader-elect-retry-period (${formatDuration(retry)})`,
       );
     }
+  }
+  if (f.loadBalancerClassExclusive && !f.loadBalancerClass) {
+    errors.push("--load-balancer-class-exclusive needs --load-balancer-class (the class this CCM serves)");
   }
   if (!!f.tlsCertFile !== !!f.tlsPrivateKeyFile) {
     errors.push("--tls-cert-file and --tls-private-key-file go together");

@@ -179,3 +179,13 @@ Deno.test("flags: the Flags type is the table's effective flags, camel-cased, wi
     '--leader-elect: "tRuE" is not a boolean (true or false)',
   ]);
 });
+
+Deno.test("flags: --load-balancer-class-exclusive needs the class it serves", () => {
+  assertEquals(parseFlags(["--load-balancer-class-exclusive"]).errors, [
+    "--load-balancer-class-exclusive needs --load-balancer-class (the class this CCM serves)",
+  ]);
+  assertEquals(
+    parseFlags(["--load-balancer-class-exclusive", "--load-balancer-class=hcloud.deno-ccm/lb"]).errors,
+    [],
+  );
+});

@@ -43,7 +43,11 @@ import { keepOption, type NodeSyncParts, type Selection, syncNodes } from "./ser
 /** The flags this controller reads, and nothing else of the command line. */
 export type ServiceFlags = Pick<
   Flags,
-  "clusterName" | "concurrentServiceSyncs" | "loadBalancerClass" | keyof HousekeepingFlags
+  | "clusterName"
+  | "concurrentServiceSyncs"
+  | "loadBalancerClass"
+  | "loadBalancerClassExclusive"
+  | keyof HousekeepingFlags
 >;
 
 /** The component name on events. */
@@ -244,8 +248,12 @@ class ServiceController implements Controller {
   #wants(svc: Service): boolean {
     if (svc.spec?.type !== "LoadBalancer") return false;
     const cls = svc.spec.loadBalancerClass;
-    return cls === undefined || cls === null ||
-      (this.#ctx.flags.loadBalancerClass !== "" && cls === this.#ctx.flags.loadBalancerClass);
+    if (cls === undefined || cls === null) {
+      // Exclusive: Services without a class are another implementation's. One this CCM served before
+      // the switch (it carries the finalizer) stays served until it goes: a flag never deletes balancers.
+      return !this.#ctx.flags.loadBalancerClassExclusive || hasFinalizer(svc);
+    }
+    return this.#ctx.flags.loadBalancerClass !== "" && cls === this.#ctx.flags.loadBalancerClass;
   }
 
   /**
