@@ -98,6 +98,12 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
     meaning: "Server label keys (key[:Effect]) kept in step as Node taints under the label prefix.",
     hccm: "ours",
   },
+  HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS: {
+    default: "",
+    meaning: "Server label keys (key[:Effect]) set as Node taints once, when the Node is initialized; " +
+      "never put back after they are lifted.",
+    hccm: "ours",
+  },
   HCLOUD_SERVER_CACHE_MODE: {
     default: "all",
     meaning: "Lookups always share one server list.",

@@ -57,6 +57,12 @@ export interface InstanceMetadata {
    * no taint sync.
    */
   syncedTaints?: { prefix: string; taints: Taint[] };
+  /**
+   * Taints set once, in the write that initializes the Node, and never put back or removed after
+   * (an agent lifts them when the Node is ready for work: Scaleway's startup taints). A key the Node
+   * already has, or a synced taint's, is left alone.
+   */
+  startupTaints?: Taint[];
 }
 
 /** Instances: finding the machine behind a Node. Should check `node.spec.providerID` first. */

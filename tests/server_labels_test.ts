@@ -160,3 +160,41 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "server labels: a startup taint comes with the initialization and is not put back once lifted; a synced one is",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { cluster, s, client, close } = await testEnvironment();
+    const server = s.sim.addServer({ name: "w4", ipv4: "203.0.113.84" });
+    const r = await s.api("PUT", `/servers/${server.id}`, { labels: { setup: "pending", dedicated: "gpu" } });
+    assertEquals(r.status, 200);
+    await registerNode(client, "w4");
+    const ccm = await startCcm(cluster, s.sim, [
+      "--controllers=cloud-node",
+      "--node-status-update-frequency=1s",
+    ], {
+      HCLOUD_INSTANCES_SERVER_TAINTS: "dedicated",
+      HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS: "setup:NoExecute",
+      HCLOUD_SERVER_CACHE_MAX_AGE: "1s",
+    });
+    const taints = async () =>
+      ((await client.get(NODES, "w4")).spec?.taints ?? []).filter((t) => t.key.startsWith(S))
+        .map((t) => `${t.key}=${t.value ?? ""}:${t.effect}`).sort();
+    const refreshes = () => ccm.registry.counter("hcloud_api_requests_total", "").total();
+    try {
+      await eventually(async () => (await taints()).length === 2);
+      assertEquals(await taints(), [`${S}dedicated=gpu:NoSchedule`, `${S}setup=pending:NoExecute`]);
+      // The Node's agent is done: it lifts both. The synced one comes back, the startup one does not.
+      await client.patch(NODES, "w4", "merge", { spec: { taints: [] } });
+      await eventually(async () => (await taints()).length === 1);
+      const seen = refreshes();
+      await eventually(() => Promise.resolve(refreshes() >= seen + 2), 10_000); // two more refreshes
+      assertEquals(await taints(), [`${S}dedicated=gpu:NoSchedule`]);
+    } finally {
+      await close(ccm);
+    }
+  },
+});

@@ -26,7 +26,7 @@ import { KubeApiError } from "../../kube/errors.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import type { Instances } from "../../providers/provider.ts";
 import { syncedLabelsPatch } from "./synced_labels.ts";
-import { sameTaints, syncedTaintsPatch } from "./synced_taints.ts";
+import { sameTaints, syncedTaintsPatch, withStartupTaints } from "./synced_taints.ts";
 import { NodeWarnings } from "./node_warnings.ts";
 import { NodeIndex } from "./node_index.ts";
 import { warningsOf } from "../../providers/errors.ts";
@@ -198,7 +198,7 @@ class NodeController implements Controller {
         },
         spec: {
           providerID: current.spec?.providerID || meta.providerID,
-          taints: tainted?.taints ?? base,
+          taints: withStartupTaints(tainted?.taints ?? base, meta.startupTaints),
         },
       });
     } catch (err) {

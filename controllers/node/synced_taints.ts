@@ -63,3 +63,12 @@ export function sameTaints(node: Node, taints: Taint[]): boolean {
       have.some((h) => h.key === t.key && (h.value ?? "") === (t.value ?? "") && h.effect === t.effect)
     );
 }
+
+/**
+ * `taints` with the provider's startup taints added, once, at initialization: a key already there (the
+ * Node's own, or a synced taint's) is left as it is, and nothing puts them back after they are lifted.
+ */
+export function withStartupTaints(taints: Taint[], startup: Taint[] | undefined): Taint[] {
+  const added = (startup ?? []).filter((t) => !taints.some((have) => have.key === t.key));
+  return added.length ? [...taints, ...added] : taints;
+}

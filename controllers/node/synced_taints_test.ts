@@ -1,6 +1,6 @@
 import type { Node, Taint } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../testing/assert.ts";
-import { syncedTaintsPatch } from "./synced_taints.ts";
+import { syncedTaintsPatch, withStartupTaints } from "./synced_taints.ts";
 
 const P = "server.hetzner.cloud/";
 const A = "node.deno-ccm.io/synced-taints";
@@ -56,4 +56,13 @@ Deno.test("synced taints: a forged record removes nothing outside the prefix; a 
   });
   assertEquals(patch?.conflicts, [`${P}dedicated`]);
   assertEquals(patch?.taints, [theirs]);
+});
+
+Deno.test("startup taints: added once beside the Node's, never over a key it already has", () => {
+  const setup = { key: "server.hetzner.cloud/setup", value: "pending", effect: "NoExecute" as const };
+  const theirs = { key: "server.hetzner.cloud/setup", value: "done", effect: "NoSchedule" as const };
+  const other = { key: "example.com/x", effect: "NoSchedule" as const };
+  assertEquals(withStartupTaints([other], [setup]), [other, setup]);
+  assertEquals(withStartupTaints([other, theirs], [setup]), [other, theirs], "the key is the Node's already");
+  assertEquals(withStartupTaints([other], undefined), [other]);
 });

@@ -61,6 +61,11 @@ export interface HcloudConfig {
    * of the Node taint it becomes (`key:NoExecute`; default `NoSchedule`).
    */
   serverTaints?: ServerTaintPattern[];
+  /**
+   * `HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS` (ours): as `serverTaints`, but set once when the Node is
+   * initialized and never put back after an agent removed them.
+   */
+  serverStartupTaints?: ServerTaintPattern[];
   /** `HCLOUD_SERVER_CACHE_MAX_AGE`: how old the server list may be for a lookup. */
   serverCacheMaxAgeMs: number;
   /** `HCLOUD_SERVER_REFRESH`: `actions` (follow the action logs) or `list` (full list every time). */
@@ -172,6 +177,11 @@ export async function readHcloudConfig(
     );
   }
   const serverTaints = parseServerTaintPatterns(str("HCLOUD_INSTANCES_SERVER_TAINTS"), errors);
+  const serverStartupTaints = parseServerTaintPatterns(
+    str("HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS"),
+    errors,
+    "HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS",
+  );
   const serverLabelPrefix = str("HCLOUD_INSTANCES_SERVER_LABEL_PREFIX") ?? DEFAULT_SERVER_LABEL_PREFIX;
   if (
     !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(serverLabelPrefix) ||
@@ -287,6 +297,7 @@ export async function readHcloudConfig(
     serverLabels: serverLabels?.length ? serverLabels : undefined,
     serverLabelPrefix,
     serverTaints,
+    serverStartupTaints,
     serverCacheMaxAgeMs: duration("HCLOUD_SERVER_CACHE_MAX_AGE") ?? 10_000,
     serverRefresh: refresh as HcloudConfig["serverRefresh"],
     // Labels are no actions: copying them to Nodes needs a list each hour. Without that, nothing

@@ -133,6 +133,7 @@ export class HcloudProvider implements CloudProvider {
           serverLabels: config.serverLabels,
           serverLabelPrefix: config.serverLabelPrefix,
           serverTaints: config.serverTaints,
+          serverStartupTaints: config.serverStartupTaints,
         }),
       ),
       OPERATIONS.instances,

@@ -48,6 +48,8 @@ export interface InstancesOptions {
   serverLabels?: string[];
   /** Server label keys (or `prefix*`) kept in step as Node taints under `serverLabelPrefix`. */
   serverTaints?: ServerTaintPattern[];
+  /** Server label keys (or `prefix*`) set as Node taints once, when the Node is initialized. */
+  serverStartupTaints?: ServerTaintPattern[];
   serverLabelPrefix?: string;
   /** `ROBOT_FORWARD_INTERNAL_IPS`. */
   forwardInternalIps?: boolean;
@@ -175,8 +177,12 @@ export class HcloudInstances implements Instances {
       );
       const addresses = applyAddressOverrides(node, withIpv6);
       // Server labels copied as Node labels and taints, under one prefix.
-      const { serverLabels, serverTaints, serverLabelPrefix: prefix = DEFAULT_SERVER_LABEL_PREFIX } =
-        this.#options;
+      const {
+        serverLabels,
+        serverTaints,
+        serverStartupTaints,
+        serverLabelPrefix: prefix = DEFAULT_SERVER_LABEL_PREFIX,
+      } = this.#options;
       return {
         ...(warnings.length ? { warnings } : {}),
         providerID: `hcloud://${server.id}`,
@@ -202,6 +208,9 @@ export class HcloudInstances implements Instances {
               taints: nodeTaintsFromServer(server.labels, serverTaints, prefix),
             },
           }
+          : {}),
+        ...(serverStartupTaints
+          ? { startupTaints: nodeTaintsFromServer(server.labels, serverStartupTaints, prefix) }
           : {}),
       };
     });

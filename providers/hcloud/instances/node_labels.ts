@@ -48,10 +48,14 @@ export interface ServerTaintPattern {
 
 const EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"] as const;
 
-/** Reads `HCLOUD_INSTANCES_SERVER_TAINTS` (`key[:Effect],prefix*[:Effect]`); problems go to `errors`. */
+/**
+ * Reads `HCLOUD_INSTANCES_SERVER_TAINTS` (or, named by `variable`, `HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS`):
+ * `key[:Effect],prefix*[:Effect]`; problems go to `errors`.
+ */
 export function parseServerTaintPatterns(
   text: string | undefined,
   errors: string[],
+  variable = "HCLOUD_INSTANCES_SERVER_TAINTS",
 ): ServerTaintPattern[] | undefined {
   const entries = (text ?? "").split(",").map((e) => e.trim()).filter(Boolean);
   const out: ServerTaintPattern[] = [];
@@ -59,11 +63,11 @@ export function parseServerTaintPatterns(
     const [pattern, effect = "NoSchedule"] = entry.split(":");
     if (invalidServerLabelPattern([pattern]) !== undefined) {
       errors.push(
-        `HCLOUD_INSTANCES_SERVER_TAINTS: "${pattern}" is not a label key (or a key prefix ending in *)`,
+        `${variable}: "${pattern}" is not a label key (or a key prefix ending in *)`,
       );
     } else if (!(EFFECTS as readonly string[]).includes(effect)) {
       errors.push(
-        `HCLOUD_INSTANCES_SERVER_TAINTS: "${entry}": the effect is not one of ${EFFECTS.join(", ")}`,
+        `${variable}: "${entry}": the effect is not one of ${EFFECTS.join(", ")}`,
       );
     } else out.push({ pattern, effect: effect as ServerTaintPattern["effect"] });
   }
