@@ -78,6 +78,12 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
     meaning: "Set the zone label (topology.kubernetes.io/zone) on Nodes.",
     hccm: "same",
   },
+  HCLOUD_INSTANCES_TOPOLOGY: {
+    default: "legacy",
+    meaning: "legacy: zone = the old datacenter name, region = the location (the official CCM's); " +
+      "location: zone = the location, region = its network zone. Set on new Nodes only.",
+    hccm: "ours",
+  },
   HCLOUD_INSTANCES_NODE_NAME_SUFFIX: {
     default: "",
     meaning: "A Node named <server><suffix> matches <server> when no server has its full name.",

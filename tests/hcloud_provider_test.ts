@@ -226,6 +226,14 @@ Deno.test("hcloud instances: metadata, addresses by family, matching by name and
     });
     const v6 = await dual.instanceMetadata(node("other-name", { providerID: `hcloud://${v6only.id}` }));
     assertEquals(v6?.zone, undefined);
+    // HCLOUD_INSTANCES_TOPOLOGY=location: zone = the location, region = its network zone.
+    const located = new HcloudInstances(provider.context, {
+      addressFamily: "ipv4",
+      zoneLabelEnabled: true,
+      topology: "location",
+    });
+    const loc = await located.instanceMetadata(node("cp"));
+    assertEquals([loc?.zone, loc?.region], ["nbg1", "eu-central"]);
     assertEquals(v6?.nodeAddresses, [
       { type: "Hostname", address: "v6" },
       { type: "ExternalIP", address: v6only.public_net.ipv6!.ip.replace("::/64", "::1") },

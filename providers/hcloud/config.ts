@@ -48,6 +48,11 @@ export interface HcloudConfig {
   /** `HCLOUD_INSTANCES_ZONE_LABEL_ENABLED`: Nodes get the zone label. */
   zoneLabelEnabled: boolean;
   /**
+   * `HCLOUD_INSTANCES_TOPOLOGY` (ours): `legacy` (the official CCM's: zone = the old datacenter name,
+   * region = the location) or `location` (zone = the location, region = its network zone).
+   */
+  topology: "legacy" | "location";
+  /**
    * `HCLOUD_INSTANCES_NODE_NAME_SUFFIX` (ours): a domain such as `.example.com`; a Node named
    * `web-1.example.com` then matches the server `web-1` when no server has the Node's full name.
    */
@@ -197,6 +202,10 @@ export async function readHcloudConfig(
       `HCLOUD_INSTANCES_NODE_NAME_SUFFIX: "${nodeNameSuffix}" is not a domain suffix such as ".example.com"`,
     );
   }
+  const topology = str("HCLOUD_INSTANCES_TOPOLOGY") ?? "legacy";
+  if (!["legacy", "location"].includes(topology)) {
+    errors.push(`HCLOUD_INSTANCES_TOPOLOGY: "${topology}" is not one of legacy, location`);
+  }
   if (!["ipv4", "ipv6", "dualstack"].includes(family)) {
     errors.push(`HCLOUD_INSTANCES_ADDRESS_FAMILY: "${family}" is not one of ipv4, ipv6, dualstack`);
   }
@@ -293,6 +302,7 @@ export async function readHcloudConfig(
     networkRoutesEnabled: network ? bool("HCLOUD_NETWORK_ROUTES_ENABLED", true) : false,
     addressFamily: family as AddressFamily,
     zoneLabelEnabled: bool("HCLOUD_INSTANCES_ZONE_LABEL_ENABLED", true),
+    topology: topology as HcloudConfig["topology"],
     nodeNameSuffix,
     serverLabels: serverLabels?.length ? serverLabels : undefined,
     serverLabelPrefix,

@@ -129,6 +129,7 @@ export class HcloudProvider implements CloudProvider {
           hrobotProviderIds: robot.hrobotProviderIds,
           addressFamily: config.addressFamily,
           zoneLabelEnabled: config.zoneLabelEnabled,
+          topology: config.topology,
           nodeNameSuffix: config.nodeNameSuffix,
           serverLabels: config.serverLabels,
           serverLabelPrefix: config.serverLabelPrefix,

@@ -42,6 +42,8 @@ const LEGACY_DATACENTER: Record<string, string> = {
 export interface InstancesOptions {
   addressFamily: AddressFamily;
   zoneLabelEnabled: boolean;
+  /** `location`: zone = the location, region = its network zone (default `legacy`, the official CCM's). */
+  topology?: "legacy" | "location";
   /** `HCLOUD_INSTANCES_NODE_NAME_SUFFIX`: a Node named `<server>.<suffix>` matches `<server>`. */
   nodeNameSuffix?: string;
   /** Server label keys (or `prefix*`) kept in step as Node labels under `serverLabelPrefix`. */
@@ -77,6 +79,7 @@ export class HcloudInstances implements Instances {
         addressFamily: options.addressFamily,
         forwardInternalIps: options.forwardInternalIps ?? false,
         hrobotProviderIds: options.hrobotProviderIds,
+        topology: options.topology,
       });
     }
   }
@@ -187,10 +190,17 @@ export class HcloudInstances implements Instances {
         ...(warnings.length ? { warnings } : {}),
         providerID: `hcloud://${server.id}`,
         instanceType: server.serverType,
-        region: server.location,
-        zone: this.#options.zoneLabelEnabled
-          ? LEGACY_DATACENTER[server.location] ?? server.location
-          : undefined,
+        ...(this.#options.topology === "location"
+          ? {
+            region: server.networkZone || undefined,
+            zone: this.#options.zoneLabelEnabled ? server.location : undefined,
+          }
+          : {
+            region: server.location,
+            zone: this.#options.zoneLabelEnabled
+              ? LEGACY_DATACENTER[server.location] ?? server.location
+              : undefined,
+          }),
         nodeAddresses: addresses,
         additionalLabels: { [PROVIDED_BY_LABEL]: "cloud" },
         ...(serverLabels

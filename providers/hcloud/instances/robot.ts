@@ -23,7 +23,16 @@ export interface RobotMetadataOptions {
   forwardInternalIps: boolean;
   /** False: new Robot Nodes get `hcloud://bm-<number>` (Cluster API Provider Hetzner's form). */
   hrobotProviderIds?: boolean;
+  /** `location`: zone = the location (`fsn1`), region = its network zone (default `legacy`). */
+  topology?: "legacy" | "location";
 }
+
+/** The network zone of each Robot location (Robot's data centers are all in eu-central). */
+const ROBOT_NETWORK_ZONE: Record<string, string> = {
+  fsn1: "eu-central",
+  nbg1: "eu-central",
+  hel1: "eu-central",
+};
 
 /** The provider ID written on a Robot Node that has none. */
 export function robotProviderId(number: number, hrobotProviderIds = true): string {
@@ -46,8 +55,9 @@ export function robotMetadata(
     // A Node's provider ID is never changed once set (the apiserver refuses it): keep the form it has.
     providerID: node.spec?.providerID ?? robotProviderId(server.number, options.hrobotProviderIds),
     instanceType: server.product.replaceAll(" ", "-").replace(/[^a-zA-Z0-9_.-]+/g, ""),
-    zone: zone || undefined,
-    region: zone.split("-")[0] || undefined,
+    ...(options.topology === "location"
+      ? { zone: zone.split("-")[0] || undefined, region: ROBOT_NETWORK_ZONE[zone.split("-")[0]] }
+      : { zone: zone || undefined, region: zone.split("-")[0] || undefined }),
     nodeAddresses: applyAddressOverrides(node, withIpv6.addresses),
     additionalLabels: {
       [PROVIDED_BY_LABEL]: "robot",

@@ -71,3 +71,12 @@ Deno.test("robot addresses: kubelet InternalIPs kept when they fit, a Warning wh
   });
   assertEquals(off.nodeAddresses.some((a) => a.type === "InternalIP"), false);
 });
+
+Deno.test("robot metadata: with the location topology, zone = the location and region = its network zone", () => {
+  const meta = robotMetadata(node(), server, {
+    addressFamily: "ipv4",
+    forwardInternalIps: true,
+    topology: "location",
+  });
+  assertEquals([meta.zone, meta.region], ["fsn1", "eu-central"]);
+});
