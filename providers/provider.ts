@@ -94,8 +94,8 @@ export interface Instances {
    */
   machineRecord?(
     node: Node,
-    signal?: AbortSignal,
     purpose?: MetadataPurpose,
+    signal?: AbortSignal,
   ): Promise<MachineRecord | undefined>;
 }
 

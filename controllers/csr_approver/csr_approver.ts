@@ -140,7 +140,7 @@ class CsrApprover implements Controller {
         message: `Node ${checked.node}'s provider ID ${providerID} is also Node ${twins[0].metadata?.name}'s`,
       });
     }
-    const record = await this.#instances.machineRecord!(node, signal);
+    const record = await this.#instances.machineRecord!(node, "refresh", signal);
     if (!record) {
       return await this.#refuse(csr, {
         reason: "NoMachine",

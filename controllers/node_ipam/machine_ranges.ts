@@ -32,7 +32,7 @@ export class MachineRanges {
     const name = node.metadata!.name!;
     const providerID = node.spec?.providerID;
     if (!providerID) return undefined;
-    const record = await this.instances.machineRecord!(node, signal, "initialize");
+    const record = await this.instances.machineRecord!(node, "initialize", signal);
     if (!record) {
       return {
         reason: "NoMachine",
@@ -71,7 +71,7 @@ export class MachineRanges {
   async stale(node: Node, signal: AbortSignal): Promise<string | undefined> {
     const range = this.rangeOf(node);
     if (!range || !node.spec?.providerID) return undefined;
-    const record = await this.instances.machineRecord!(node, signal, "initialize");
+    const record = await this.instances.machineRecord!(node, "initialize", signal);
     const net = record && machineIpv6Net(record);
     if (!net || cidrWithin(range, net)) return undefined;
     return staleRange(node.metadata!.name!, range, net);

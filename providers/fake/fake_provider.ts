@@ -132,7 +132,7 @@ export class FakeProvider implements CloudProvider {
       await this.#enter("instance-shutdown", nodeName(node), signal);
       return this.#machineOf(node)?.shutdown === true;
     },
-    machineRecord: async (node, signal, purpose) => {
+    machineRecord: async (node, purpose, signal) => {
       // The purpose follows the name (`machine-record web-1 initialize`), as tests assert it.
       await this.#enter("machine-record", purpose ? `${nodeName(node)} ${purpose}` : nodeName(node), signal);
       const m = node.spec?.providerID ? this.machines.get(node.spec.providerID) : undefined;

@@ -234,8 +234,8 @@ export class HcloudInstances implements Instances {
    */
   async machineRecord(
     node: Node,
-    signal?: AbortSignal,
     purpose: MetadataPurpose = "refresh",
+    signal?: AbortSignal,
   ): Promise<MachineRecord | undefined> {
     return await withSignal(signal, async () => {
       const parsed = parseProviderId(node.spec?.providerID);

@@ -30,11 +30,11 @@ Deno.test("machine record: each server's IPv6 /64 (Cloud and Robot); node IPAM's
     const meta = await instances.instanceMetadata(w1, "initialize");
     const requests = t.sim.audit.length;
     w1.spec = { providerID: meta!.providerID };
-    const record = await instances.machineRecord!(w1, undefined, "initialize");
+    const record = await instances.machineRecord!(w1, "initialize");
     assertEquals(record?.cidrs.filter((c) => c.includes(":")), [cloud.public_net.ipv6!.ip]);
     assertEquals(t.sim.audit.length - requests, 0, "the initialization's list serves");
     await new Promise((r) => setTimeout(r, 5));
-    await instances.machineRecord!(w1, undefined, "initialize");
+    await instances.machineRecord!(w1, "initialize");
     assertEquals(t.sim.audit.length - requests, 0, "and keeps serving the periodic check");
     await instances.machineRecord!(w1);
     assertEquals(
@@ -46,7 +46,7 @@ Deno.test("machine record: each server's IPv6 /64 (Cloud and Robot); node IPAM's
     const bmNode = node("bm-1");
     const bmMeta = await instances.instanceMetadata(bmNode, "initialize");
     bmNode.spec = { providerID: bmMeta!.providerID };
-    const bmRecord = await instances.machineRecord!(bmNode, undefined, "initialize");
+    const bmRecord = await instances.machineRecord!(bmNode, "initialize");
     assertEquals(bmRecord?.cidrs.filter((c) => c.includes(":")), [`${bm.server_ipv6_net}/64`]);
   } finally {
     await t.finish();
