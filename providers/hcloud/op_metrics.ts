@@ -4,7 +4,6 @@
  *
  * @module
  */
-import type { Registry } from "../../lib/metrics.ts";
 
 /** Our method → the official CCM's operation name, per provider part. */
 export const OPERATIONS = {
@@ -25,26 +24,3 @@ export const OPERATIONS = {
     deleteRoute: "hcloud/DeleteRoute",
   },
 } as const;
-
-/** Makes each named method of `target` count its calls under its operation name. */
-export function countOperations<T extends object>(
-  target: T,
-  names: Record<string, string>,
-  registry?: Registry,
-): T {
-  if (!registry) return target;
-  const counter = registry.counter(
-    "cloud_controller_manager_operations_total",
-    "Cloud provider operations called, by the official CCM's operation name.",
-  );
-  const methods = target as Record<string, unknown>;
-  for (const [method, op] of Object.entries(names)) {
-    const original = methods[method];
-    if (typeof original !== "function") continue;
-    methods[method] = (...args: unknown[]) => {
-      counter.inc({ op });
-      return original.apply(target, args);
-    };
-  }
-  return target;
-}

@@ -36,33 +36,3 @@ export function toRetryable(err: unknown): unknown {
     : undefined;
   return ms === undefined ? err : new RetryAfterError(err.message, ms, { cause: err });
 }
-
-/** Makes every method of `target` (its class's) hand its failures through {@link toRetryable}. */
-export function mapRetryableErrors<T extends object>(target: T): T {
-  const names = Object.getOwnPropertyNames(Object.getPrototypeOf(target)).filter((n) => n !== "constructor");
-  return mapped(target, names);
-}
-
-/** As {@link mapRetryableErrors}, for an object's own function fields (a capability built as an object literal). */
-export function mapRetryableFunctions<T extends object>(target: T): T {
-  return mapped(target, Object.keys(target));
-}
-
-/** `target` with each function among `names` replaced by one whose failures pass {@link toRetryable}. */
-function mapped<T extends object>(target: T, names: string[]): T {
-  const fields = target as Record<string, unknown>;
-  for (const name of names) {
-    const original = fields[name];
-    if (typeof original !== "function") continue;
-    fields[name] = (...args: unknown[]) => {
-      let result: unknown;
-      try {
-        result = original.apply(target, args);
-      } catch (err) {
-        throw toRetryable(err);
-      }
-      return result instanceof Promise ? result.catch((err) => Promise.reject(toRetryable(err))) : result;
-    };
-  }
-  return target;
-}

@@ -1,11 +1,11 @@
-import { assert, assertEquals, assertRejects } from "../../testing/assert.ts";
+import { assert, assertEquals } from "../../testing/assert.ts";
 import { K8S_NETWORK, startTestSim } from "../../testing/sim_harness.ts";
 import { applySeed } from "../../hcloud_sim/control.ts";
 import { providerOnSim } from "../../testing/provider_on_sim.ts";
 import { CloudApiError } from "../../hcloud_api/mod.ts";
 import { ProviderError, RetryAfterError, TerminalError } from "../errors.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
-import { BUSY_MS, mapRetryableErrors, toRetryable } from "./retry_errors.ts";
+import { BUSY_MS, toRetryable } from "./retry_errors.ts";
 
 Deno.test("retry errors: busy and rate-limited answers become fixed delays, the rest stays as it is", () => {
   const policy = (err: unknown) => reconcilePolicy(toRetryable(err));
@@ -39,23 +39,6 @@ Deno.test("retry errors: busy and rate-limited answers become fixed delays, the 
   ]);
 });
 
-Deno.test("retry errors: a wrapped provider part's methods reject with the mapped error", async () => {
-  class Part {
-    value = 1;
-    async busy(): Promise<void> {
-      await Promise.resolve();
-      throw new CloudApiError("locked", { status: 423, code: "locked" });
-    }
-    plain(): number {
-      return this.value;
-    }
-  }
-  const part = mapRetryableErrors(new Part());
-  assertEquals(part.plain(), 1);
-  const err = await assertRejects(() => part.busy(), RetryAfterError);
-  assertEquals(err.retryAfterMs, 2000);
-});
-
 Deno.test("retry errors: every capability of the provider maps a busy answer the same way, firewall and inventory included", async () => {
   const t = await startTestSim({ actionDurationMs: 0 });
   try {
@@ -70,8 +53,8 @@ Deno.test("retry errors: every capability of the provider maps a busy answer the
     const capabilities: [string, () => Promise<unknown>][] = [
       ["instances", () => provider.instances.instanceExists(node)],
       ["routes", () => provider.routes!.listRoutes("k")],
-      ["loadBalancers", () => lbs.syncNodes!("k", [node])],
-      ["inventory", () => lbs.inventory.drift()],
+      ["loadBalancers", () => lbs.nodeTargets!.sync("k", [node])],
+      ["inventory", () => lbs.inventory!.drift()],
       ["firewall", () => lbs.firewall!.sync(new AbortController().signal)],
     ];
     for (const [name, call] of capabilities) {

@@ -397,11 +397,11 @@ Deno.test("firewall: a console edit is put back on a sign in what is read anyway
 
     // In step: the logs hold only the CCM's own write, and a healthy drift list says nothing.
     await provider.cache.get({ maxAgeMs: 0 });
-    await lbs.inventory.drift();
+    await lbs.inventory!.drift();
     const settled = pokes;
     assert(settled <= 1, `the CCM's own write may be seen once (${settled})`);
     await provider.cache.get({ maxAgeMs: 0 });
-    await lbs.inventory.drift();
+    await lbs.inventory!.drift();
     assertEquals(pokes, settled, "nothing new: no sign");
 
     // Terraform replaces the rules: the server action log names the firewall (no server is read).
@@ -421,7 +421,7 @@ Deno.test("firewall: a console edit is put back on a sign in what is read anyway
     // A failing health check seen in the drift list is a sign too (any project size).
     t.sim.control.setTargetHealth(balancer.id, servers[0].id, "unhealthy");
     const unhealthy = pokes;
-    await lbs.inventory.drift();
+    await lbs.inventory!.drift();
     assertEquals(pokes, unhealthy + 1, "a target failing its check");
   } finally {
     await t.finish();

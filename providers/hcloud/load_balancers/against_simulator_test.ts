@@ -269,9 +269,9 @@ Deno.test("hcloud LBs: environment defaults apply while annotations are absent; 
 });
 
 Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is gone, on every page", async () => {
-  const { t, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
+  const { t, provider, lbs, nodes, lbOf } = await setup({ HCLOUD_LOAD_BALANCERS_LOCATION: "nbg1" });
   try {
-    lbs.useCluster({ clusterId: "cluster-a" });
+    provider.hcloudLoadBalancers!.useCluster({ clusterId: "cluster-a" });
     const services = Array.from({ length: 23 }, () => svc({}));
     for (const s of services) await lbs.ensureLoadBalancer({ clusterName: "k", service: s, nodes });
     // Old enough to be swept (a younger one may still be getting its Service's finalizer).
@@ -286,7 +286,7 @@ Deno.test("orphan sweep: deletes this cluster's load balancers whose Service is 
     const live = new Set(services.filter((s) => !gone.includes(s)).map((s) => s.metadata!.uid!));
     live.delete(services[5].metadata!.uid!); // its Service is gone too, but it is another cluster's
 
-    const deleted = await lbs.inventory.sweepOrphans(live);
+    const deleted = await lbs.inventory!.sweepOrphans(live);
 
     assertEquals(deleted, 2);
     const left = new Set(
@@ -431,11 +431,11 @@ Deno.test("hcloud LBs: the targets' health comes with the drift list, as a metri
     await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     await lbs.ensureLoadBalancer({ clusterName: "k", service: other, nodes });
     // The cluster's label-selector target resolves to the servers the node sync labels.
-    await lbs.nodeTargets.sync("k", nodes);
+    await lbs.nodeTargets!.sync("k", nodes);
     t.sim.control.setTargetHealth(lbOf(service).id, servers[1].id, "unhealthy");
     t.sim.control.setTargetHealth(lbOf(other).id, servers[0].id, "unknown");
     const before = t.sim.audit.length;
-    await lbs.inventory.drift();
+    await lbs.inventory!.drift();
     assertEquals(t.sim.audit.length - before, 1, "one list, as the drift check makes anyway");
     const targets = registry.gauge("hcloud_load_balancer_targets", "");
     const names = new Map([service, other].map((s) => [s, lbOf(s).name]));
@@ -446,7 +446,7 @@ Deno.test("hcloud LBs: the targets' health comes with the drift list, as a metri
     assertEquals([of(other, "healthy"), of(other, "unhealthy"), of(other, "unknown")], [0, 0, 1]);
     // A balancer that is gone takes its series with it.
     await lbs.ensureLoadBalancerDeleted("k", other);
-    await lbs.inventory.drift();
+    await lbs.inventory!.drift();
     assertEquals(of(other, "unknown"), 0);
     assertEquals(of(service, "unhealthy"), 1);
   } finally {

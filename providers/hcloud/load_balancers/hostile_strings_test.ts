@@ -112,12 +112,12 @@ Deno.test("hostile strings: a tenant's annotation text never stops a cluster-wid
 
     // Every loop that lists every balancer of the cluster.
     assertEquals((await lbs.firewall!.sync()).refused, [], why);
-    const drift = await lbs.inventory.drift();
+    const drift = await lbs.inventory!.drift();
     assertEquals(drift!.owners.size, 5, why);
     assertEquals(drift!.drifted.size, 0, why);
-    assertEquals((await lbs.inventory.owners(5))?.size ?? 5, 5, why);
+    assertEquals((await lbs.inventory!.owners(5))?.size ?? 5, 5, why);
     const live = new Set(["uid-good-web", ...evil.map((s) => s.metadata!.uid!)]);
-    assertEquals(await lbs.inventory.sweepOrphans(live), 0, why);
+    assertEquals(await lbs.inventory!.sweepOrphans(live), 0, why);
     // Another tenant's new balancer is made, and opened in the firewall.
     await ensure(svc("api", "good", 30081, { [`${P}location`]: "nbg1" }));
     assertEquals((await lbs.firewall!.sync()).changed, true, why);
@@ -133,7 +133,7 @@ Deno.test("hostile strings: a tenant's annotation text never stops a cluster-wid
     await ensure(again);
     // Old enough to be swept (a younger one may still be getting its Service's finalizer).
     for (const id of t.sim.world.loadBalancers.keys()) t.sim.control.backdateLoadBalancer(id, 120_000);
-    assertEquals(await lbs.inventory.sweepOrphans(new Set(["uid-good-web", "uid-good-api"])), 1, why);
+    assertEquals(await lbs.inventory!.sweepOrphans(new Set(["uid-good-web", "uid-good-api"])), 1, why);
   } finally {
     await t.finish();
   }

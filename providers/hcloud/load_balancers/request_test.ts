@@ -31,27 +31,27 @@ Deno.test("service request: one sync's calls parse the Service once; a new versi
     }];
     const service = svc({ [`${P}location`]: "nbg1", [`${P}node-selector`]: "pool=edge" });
     // What the service controller asks in one sync, in its order.
-    const selected = lbs.nodeTargets.selected(service, nodes);
+    const selected = lbs.nodeTargets!.selected(service, nodes);
     assertEquals([...selected ?? []], ["n1"]);
     assertEquals(lbs.tlsSecrets!.referenced(service), []);
     const result = await lbs.ensureLoadBalancer({ clusterName: "k", service, nodes });
     assertEquals(result.ingress.length, 2, "served");
-    lbs.nodeTargets.selected(service, nodes);
+    lbs.nodeTargets!.selected(service, nodes);
     lbs.getLoadBalancerName("k", service);
     await lbs.updateLoadBalancer({ clusterName: "k", service, nodes });
-    assertEquals(lbs.reader.parses, 1, "one version, one parse");
+    assertEquals(provider.hcloudLoadBalancers!.reader.parses, 1, "one version, one parse");
 
     // The informer hands a new object for a new version: it is read once more.
     const next = structuredClone(service);
     next.metadata!.annotations![`${P}node-selector`] = "pool=core";
-    assertEquals(lbs.nodeTargets.selected(next, nodes)?.size, 0);
+    assertEquals(lbs.nodeTargets!.selected(next, nodes)?.size, 0);
     await lbs.ensureLoadBalancer({ clusterName: "k", service: next, nodes });
-    assertEquals(lbs.reader.parses, 2);
+    assertEquals(provider.hcloudLoadBalancers!.reader.parses, 2);
 
     // An object edited in place (which the contract forbids) is never served stale.
     next.metadata!.annotations![`${P}node-selector`] = "pool=edge";
-    assertEquals([...lbs.nodeTargets.selected(next, nodes) ?? []], ["n1"]);
-    assertEquals(lbs.reader.parses, 3);
+    assertEquals([...lbs.nodeTargets!.selected(next, nodes) ?? []], ["n1"]);
+    assertEquals(provider.hcloudLoadBalancers!.reader.parses, 3);
   } finally {
     await t.finish();
   }
