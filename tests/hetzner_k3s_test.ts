@@ -55,6 +55,18 @@ Deno.test({
       "10.244.0.0/16",
       "deployment-controller,replicaset-controller",
     );
+    const readDeployment = async () =>
+      JSON.parse(
+        await cluster.kubectl([
+          "-n",
+          "kube-system",
+          "get",
+          "deployment",
+          "hcloud-cloud-controller-manager",
+          "-o",
+          "json",
+        ]),
+      );
     try {
       for (const privateNetwork of [true, false]) {
         await t.step(`private network ${privateNetwork ? "on" : "off"}, Robot node pools`, async () => {
@@ -74,17 +86,7 @@ Deno.test({
             patchClusterCidr(await Deno.readTextFile(`${REPO}deploy/${asset}`), "10.50.0.0/16"),
           );
           await cluster.kubectl(["apply", "-f", "-"], manifest);
-          const deployment = JSON.parse(
-            await cluster.kubectl([
-              "-n",
-              "kube-system",
-              "get",
-              "deployment",
-              "hcloud-cloud-controller-manager",
-              "-o",
-              "json",
-            ]),
-          );
+          const deployment = await readDeployment();
           const c = deployment.spec.template.spec.containers[0];
           const { flags, errors } = parseFlags(c.args);
           assertEquals(errors, [], "the CCM accepts the arguments");
@@ -114,17 +116,7 @@ Deno.test({
             await Deno.remove(dir, { recursive: true });
           }
           await eventually(async () => {
-            const d = JSON.parse(
-              await cluster.kubectl([
-                "-n",
-                "kube-system",
-                "get",
-                "deployment",
-                "hcloud-cloud-controller-manager",
-                "-o",
-                "json",
-              ]),
-            );
+            const d = await readDeployment();
             return d.status?.observedGeneration === d.metadata.generation && (d.status?.replicas ?? 0) > 0;
           }, 30_000);
         });
