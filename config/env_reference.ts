@@ -222,6 +222,13 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
     meaning: "externalTrafficPolicy: Cluster balancers check kube-proxy's /healthz (port 10256).",
     hccm: "ours",
   },
+  HCLOUD_LOAD_BALANCERS_TRAFFIC_METRICS: {
+    default: "false",
+    meaning:
+      "Export balancer traffic (connections, requests, bandwidth): each drift repair pass reads up to " +
+      "30 balancers, one request each (at most 180 an hour at the default 10-minute period).",
+    hccm: "ours",
+  },
   HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES: {
     default: "false",
     meaning:

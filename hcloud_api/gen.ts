@@ -12,9 +12,9 @@ const specPath = Deno.args[0] ?? `${repo}hcloud_api/openapi.json`;
 const OUT = `${repo}hcloud_api/api_types.ts`;
 const KEEP =
   /^\/(actions|servers|server_types|locations|datacenters|networks|load_balancers|load_balancer_types|certificates|primary_ips|ssh_keys|images|pricing|firewalls)(\/|$)/;
-// Server actions and other endpoints deno-ccm never calls.
+// Server actions and other endpoints deno-ccm never calls (a balancer's metrics it reads, opt-in).
 const SKIP = new RegExp(
-  "/metrics$|^/servers/\\{id\\}/actions/(add_to_placement_group|attach_iso|create_image|" +
+  "^/servers/\\{id\\}/metrics$|^/servers/\\{id\\}/actions/(add_to_placement_group|attach_iso|create_image|" +
     "detach_iso|disable_backup|disable_rescue|enable_backup|enable_rescue|rebuild|remove_from_placement_group|" +
     "request_console|reset_password)$|/actions/(retry|change_ip_range|delete_subnet)$",
 );

@@ -17,6 +17,7 @@ import { moreResourceRoutes } from "./routes_more_resources.ts";
 import { firewallRoutes } from "./routes_firewalls.ts";
 import { networkRoutes } from "./routes_networks.ts";
 import { loadBalancerRoutes } from "./routes_load_balancers.ts";
+import { loadBalancerMetricsRoutes } from "./routes_lb_metrics.ts";
 import { type ServerSeed, World } from "./world.ts";
 import { controlRoutes } from "./control.ts";
 import { SimControl } from "./sim_control.ts";
@@ -74,6 +75,7 @@ export class Simulator {
     ...firewallRoutes(),
     ...networkRoutes(),
     ...loadBalancerRoutes(),
+    ...loadBalancerMetricsRoutes(),
   ].sort((a, b) => placeholders(a.pattern) - placeholders(b.pattern));
   readonly #control: SimRoute[];
   readonly #buckets = new Map<string, { remaining: number; at: number }>();

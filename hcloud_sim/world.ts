@@ -14,6 +14,13 @@ type S = components["schemas"];
 export type Server = S["server"];
 export type Network = S["network"];
 export type LoadBalancer = S["load_balancer"];
+/** The time series of a balancer's metrics, by the API's names. */
+export type LbMetricSeries =
+  | "open_connections"
+  | "connections_per_second"
+  | "requests_per_second"
+  | "bandwidth.in"
+  | "bandwidth.out";
 export type Action = S["action"];
 export type Certificate = S["certificate"];
 export type PrimaryIp = S["get_primary_ip_response"]["primary_ip"];
@@ -71,6 +78,11 @@ export class World {
    * (`<lb id>:<server id>:<listen port>`); a target not named is healthy.
    */
   readonly targetHealth = new Map<string, "healthy" | "unhealthy" | "unknown">();
+  /**
+   * A balancer's traffic as `GET /load_balancers/{id}/metrics` reports it (set by a test, by balancer
+   * ID); a balancer not named reports zeros.
+   */
+  readonly lbTraffic = new Map<number, Partial<Record<LbMetricSeries, number>>>();
   readonly #actions = new Map<number, ActionRecord>();
   readonly #locks = new Map<string, number>();
   #nextId = 1;

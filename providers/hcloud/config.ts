@@ -337,6 +337,7 @@ export async function readHcloudConfig(
       labels: userLabels.labels,
       drainTargets: bool(`${lbPrefix}DRAIN_TARGETS`, false),
       kubeProxyHealthCheck: bool(`${lbPrefix}KUBE_PROXY_HEALTH_CHECK`, false),
+      trafficMetrics: bool(`${lbPrefix}TRAFFIC_METRICS`, false),
       ingressFollowsIpFamilies: bool(`${lbPrefix}INGRESS_FOLLOWS_IP_FAMILIES`, false),
       firewall: firewallName,
       firewallNodePortNamespaces: nodePortNamespaces,

@@ -26,7 +26,7 @@ import { ServiceReader, type ServiceRequest, usableSpec } from "./request.ts";
 import { ingressOf } from "./desired.ts";
 import { LbCertificates } from "./certificates/mod.ts";
 import { LbLookup } from "./lookup.ts";
-import { ClusterInventory, type DriftRecord, TargetHealthGauge } from "./inventory/mod.ts";
+import { BalancerTraffic, ClusterInventory, type DriftRecord, TargetHealthGauge } from "./inventory/mod.ts";
 import { asksForNodePorts, HcloudFirewall } from "../firewall/mod.ts";
 import { deleteServiceBalancer, type DeletionParts } from "./deletion.ts";
 import { CatalogCache } from "./catalog_cache.ts";
@@ -151,6 +151,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
       asked: this.#asked,
       appliedIps: this.#robot.enabled ? this.#targets.appliedIps : undefined,
       health: registry && new TargetHealthGauge(registry),
+      traffic: registry && defaults.trafficMetrics
+        ? new BalancerTraffic(ctx.client, registry, () => ctx.clock.now())
+        : undefined,
       tls: defaults.tlsSecrets ? this.#certificates.tls : undefined,
       now: () => ctx.clock.now(),
     });

@@ -25,6 +25,7 @@ import {
   type TargetHealthGauge,
 } from "./target_health.ts";
 import type { ClusterFacts } from "../cluster_facts.ts";
+import type { BalancerTraffic } from "./traffic.ts";
 
 /** What the inventory reads of the load balancers' state. */
 export interface InventorySources {
@@ -47,6 +48,8 @@ export interface InventorySources {
   appliedIps?: ReadonlyMap<string, string>;
   /** Target health from each drift list, when metrics are kept. */
   health?: TargetHealthGauge;
+  /** Balancer traffic read after each drift list (opt-in: `HCLOUD_LOAD_BALANCERS_TRAFFIC_METRICS`). */
+  traffic?: BalancerTraffic;
   /** Certificates from TLS Secrets, when the feature is on: the sweep takes the unused ones too. */
   tls?: TlsCertificates;
   /**
@@ -130,6 +133,8 @@ export class ClusterInventory implements LoadBalancerInventory {
         if (differences.length) drifted.set(record.serviceUid, differences);
       }
       for (const uid of coManaged.attached.keys()) owners.add(uid);
+      // Opt-in and bounded (traffic.ts); never fails the repair.
+      await this.sources.traffic?.pass(listed.map((lb) => ({ id: lb.id, name: lb.name })), signal);
       return { owners, drifted, unhealthy };
     });
   }

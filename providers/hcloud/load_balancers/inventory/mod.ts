@@ -7,3 +7,4 @@
 export { ClusterInventory, type InventorySources } from "./cluster_inventory.ts";
 export { type DriftRecord } from "./drift.ts";
 export { type BalancerHealth, type TargetHealth, TargetHealthGauge } from "./target_health.ts";
+export { BalancerTraffic, TRAFFIC_BALANCERS_PER_PASS } from "./traffic.ts";

@@ -55,6 +55,11 @@ export interface LoadBalancerDefaults {
    */
   kubeProxyHealthCheck?: boolean;
   /**
+   * `HCLOUD_LOAD_BALANCERS_TRAFFIC_METRICS` (ours): each drift repair pass reads the traffic of up to
+   * 30 of this cluster's balancers (inventory/traffic.ts) and exports it as gauges.
+   */
+  trafficMetrics?: boolean;
+  /**
    * `HCLOUD_LOAD_BALANCERS_INGRESS_FOLLOWS_IP_FAMILIES` (ours): a Service's ingress lists only the
    * addresses of its `spec.ipFamilies`, in that order, unless its annotation says otherwise.
    */
