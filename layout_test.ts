@@ -10,6 +10,7 @@
  *   code (controllers, `kube/`, the contract) imports a cloud's API room (its errors included).
  * - A folder with a `mod.ts` is a room: from outside, only its `mod.ts` is imported.
  * - No circles: no file reaches itself through imports (type imports and re-exports included).
+ * - A sub-room of `providers/hcloud/load_balancers/` never imports a file at that room's top level.
  * - Controllers name no provider's setting (`HCLOUD_*`, `ROBOT_*`): a provider says why a part is off.
  * - Two tiers of tests: `tests/` runs real components (kube-apiserver, kubelets, helm, the CCM as a
  *   process); a `*_test.ts` anywhere else is in `deno task test:unit` and imports none of the helpers
@@ -69,6 +70,12 @@ const FORBIDDEN: [RegExp, RegExp, string][] = [
     /^(controllers\/|kube\/|providers\/[^/]+\.ts$)/,
     /^hcloud_api\//,
     "no generic code reads a cloud's API or errors",
+  ],
+  // The load balancers' sub-rooms (core/, own/, sharing/, ...) stand below its top (architecture review).
+  [
+    /^providers\/hcloud\/load_balancers\/[^/]+\//,
+    /^providers\/hcloud\/load_balancers\/[^/]+\.ts$/,
+    "a sub-room of load_balancers/ does not reach up to the room's top level",
   ],
 ];
 

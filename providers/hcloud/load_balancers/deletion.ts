@@ -13,10 +13,10 @@ import type { LoadBalancerSpec } from "./spec/mod.ts";
 import type { LbCertificates } from "./certificates/mod.ts";
 import type { CoManagedBalancers } from "./sharing/mod.ts";
 import type { DriftRecord } from "./inventory/mod.ts";
-import type { LbLookup } from "./lookup.ts";
+import type { LbLookup } from "./own/lookup.ts";
 import { SHARED_STATE, type SharedBalancers } from "./sharing/mod.ts";
 import { tlsSecretNames } from "./spec/mod.ts";
-import type { ClusterFacts } from "./cluster_facts.ts";
+import type { ClusterFacts } from "./core/cluster_facts.ts";
 
 /** What the deletion works with. */
 export interface DeletionParts {

@@ -1,6 +1,6 @@
 /**
  * The room's door to the contract: each entry point reads the Service once (request.ts) and hands
- * the request to the balancer it concerns: a Service's own (own_balancer.ts, as the official CCM),
+ * the request to the balancer it concerns: a Service's own (own/own_balancer.ts, as the official CCM),
  * a shared one (`load-balancer-share`) or a co-managed one (`attach-to`) (sharing/); the inventory,
  * the TLS Secrets and the firewall are its optional capabilities.
  *
@@ -22,14 +22,14 @@ import type {
 import { ProviderError } from "../../errors.ts";
 import type { HcloudClient } from "../../../hcloud_api/mod.ts";
 import { defaultLoadBalancerName, type LoadBalancerDefaults, tlsSecretNames } from "./spec/mod.ts";
-import { ServiceReader, type ServiceRequest, usableSpec } from "./request.ts";
-import { ingressOf } from "./desired.ts";
+import { ServiceReader, type ServiceRequest, usableSpec } from "./core/request.ts";
+import { ingressOf } from "./core/desired.ts";
 import { LbCertificates } from "./certificates/mod.ts";
-import { LbLookup } from "./lookup.ts";
+import { LbLookup } from "./own/lookup.ts";
 import { BalancerTraffic, ClusterInventory, type DriftRecord, TargetHealthGauge } from "./inventory/mod.ts";
 import { asksForNodePorts, HcloudFirewall } from "../firewall/mod.ts";
 import { deleteServiceBalancer, type DeletionParts } from "./deletion.ts";
-import { CatalogCache } from "./catalog_cache.ts";
+import { CatalogCache } from "./core/catalog_cache.ts";
 import { drainPeriodMs, LbTargets, type RobotTargetContext } from "./targets/mod.ts";
 import { ServerLabeler } from "../servers/mod.ts";
 import type { HcloudContext } from "../context.ts";
@@ -41,15 +41,15 @@ import {
   sharedName,
   SharingSync,
 } from "./sharing/mod.ts";
-import { ExternalObjectConsent } from "./consent.ts";
+import { ExternalObjectConsent } from "./core/consent.ts";
 import { TLS_SECRET_LABEL } from "../names.ts";
 import type { Registry } from "../../../lib/metrics.ts";
-import { ServicePorts } from "./service_ports.ts";
-import { ClusterFacts } from "./cluster_facts.ts";
-import { refusalCompanions, typeUnconfigured } from "./ensure_warnings.ts";
-import { type EnsureState, OwnBalancers } from "./own_balancer.ts";
+import { ServicePorts } from "./certificates/mod.ts";
+import { ClusterFacts } from "./core/cluster_facts.ts";
+import { refusalCompanions, typeUnconfigured } from "./core/ensure_warnings.ts";
+import { type EnsureState, OwnBalancers } from "./own/own_balancer.ts";
 
-export { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
+export { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./core/labels.ts";
 
 /** See the module doc. */
 export class HcloudLoadBalancers implements LoadBalancers {
@@ -67,9 +67,9 @@ export class HcloudLoadBalancers implements LoadBalancers {
   readonly #targets: LbTargets;
   /** What the last successful sync asked of each balancer (by ID), for drift repair. */
   readonly #asked = new Map<number, DriftRecord>();
-  /** A Service's ports and the certificates they serve (service_ports.ts). */
+  /** A Service's ports and the certificates they serve (certificates/ports.ts). */
   readonly #ports: ServicePorts;
-  /** A Service's own balancer (own_balancer.ts). */
+  /** A Service's own balancer (own/own_balancer.ts). */
   readonly #own: OwnBalancers;
   /** A Service's sync on a shared or co-managed balancer (sharing/). */
   readonly #sharing: SharingSync;

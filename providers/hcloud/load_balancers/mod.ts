@@ -18,6 +18,6 @@ export { annotationsPage, OWN_ANNOTATION_REFERENCE, valueKind } from "./spec/mod
 export { CO_MANAGED_STATE } from "./sharing/mod.ts";
 export { SHARED_STATE } from "./sharing/mod.ts";
 export { HcloudLoadBalancers } from "./load_balancers.ts";
-export { type ReadService, ServiceReader, type ServiceRequest } from "./request.ts";
-export type { ClusterFacts } from "./cluster_facts.ts";
-export type { DesiredService } from "./desired.ts";
+export { type ReadService, ServiceReader, type ServiceRequest } from "./core/request.ts";
+export type { ClusterFacts } from "./core/cluster_facts.ts";
+export type { DesiredService } from "./core/desired.ts";

@@ -19,7 +19,7 @@ import {
   SERVICE_NAME_LABEL,
   SERVICE_NAMESPACE_LABEL,
   SERVICE_UID_LABEL,
-} from "../labels.ts";
+} from "../core/labels.ts";
 import { TLS_REF_LABEL, TLS_SECRET_ANNOTATION } from "../../names.ts";
 
 /** The Secret a certificate was uploaded from: a hash of `namespace/name` (label values hold 63 characters). */

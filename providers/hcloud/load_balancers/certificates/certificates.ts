@@ -17,11 +17,11 @@ import type { LoadBalancerSpec } from "../spec/mod.ts";
 import type { ProviderWarning, TlsSecret } from "../../../provider.ts";
 import { TlsCertificates } from "./tls_secrets.ts";
 import { logger } from "../../../../lib/log.ts";
-import { ExternalObjectConsent } from "../consent.ts";
+import { ExternalObjectConsent } from "../core/consent.ts";
 import { type CertificateFacts, certificateOwnerProblem, type OwnerContext } from "./certificate_owner.ts";
-import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "../labels.ts";
+import { identityLabels, madeForAnother, SERVICE_UID_LABEL as UID_LABEL } from "../core/labels.ts";
 import { LB_ANNOTATION_PREFIX, TLS_SECRET_ANNOTATION } from "../../names.ts";
-import type { ClusterFacts } from "../cluster_facts.ts";
+import type { ClusterFacts } from "../core/cluster_facts.ts";
 type Certificate = Schemas["certificate"];
 
 /** How long a certificate's labels read by ID are trusted, and how many are kept. */

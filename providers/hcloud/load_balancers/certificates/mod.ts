@@ -7,3 +7,4 @@
 export { LbCertificates } from "./certificates.ts";
 export type { OwnerContext } from "./certificate_owner.ts";
 export { TlsCertificates } from "./tls_secrets.ts";
+export { ServicePorts, type ServicePortsResult } from "./ports.ts";

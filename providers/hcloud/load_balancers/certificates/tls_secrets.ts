@@ -23,7 +23,7 @@ import { CloudApiError } from "../../../../hcloud_api/mod.ts";
 import type { ProviderWarning, TlsSecret } from "../../../provider.ts";
 import { TerminalError } from "../../../errors.ts";
 import { logger } from "../../../../lib/log.ts";
-import { CLUSTER_ID_LABEL } from "../labels.ts";
+import { CLUSTER_ID_LABEL } from "../core/labels.ts";
 import { TLS_SECRET_LABEL } from "../../names.ts";
 import { TLS_NAME_LABEL, TLS_NAMESPACE_LABEL, TLS_REF_LABEL } from "./certificate_owner.ts";
 

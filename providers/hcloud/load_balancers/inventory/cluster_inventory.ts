@@ -24,7 +24,7 @@ import {
   targetHealth,
   type TargetHealthGauge,
 } from "./target_health.ts";
-import type { ClusterFacts } from "../cluster_facts.ts";
+import type { ClusterFacts } from "../core/cluster_facts.ts";
 import type { BalancerTraffic } from "./traffic.ts";
 
 /** What the inventory reads of the load balancers' state. */

@@ -10,8 +10,8 @@
  */
 import type { components, HcloudClient } from "../../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "../spec/mod.ts";
-import type { DesiredService } from "../desired.ts";
-import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "../labels.ts";
+import type { DesiredService } from "../core/desired.ts";
+import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "../core/labels.ts";
 import {
   type LbAction,
   planExposure,
@@ -19,7 +19,7 @@ import {
   planServerTargets,
   planServices,
   planShape,
-} from "../plan.ts";
+} from "../core/plan.ts";
 
 type LB = components["schemas"]["load_balancer"];
 

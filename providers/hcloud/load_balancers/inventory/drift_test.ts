@@ -2,7 +2,7 @@ import { assertEquals } from "../../../../testing/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { driftOf, type DriftRecord, listClusterLoadBalancers } from "./drift.ts";
 import { parseLoadBalancerSpec } from "../spec/mod.ts";
-import type { DesiredService } from "../desired.ts";
+import type { DesiredService } from "../core/desired.ts";
 import { type components, HcloudClient } from "../../../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];

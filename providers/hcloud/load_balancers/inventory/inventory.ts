@@ -10,7 +10,7 @@ import { CloudApiError } from "../../../../hcloud_api/mod.ts";
 import type { components, HcloudClient } from "../../../../hcloud_api/mod.ts";
 
 type Schemas = components["schemas"];
-import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "../labels.ts";
+import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "../core/labels.ts";
 import { SHARE_LABEL } from "../../names.ts";
 
 /** Orphans younger than this may still be in the middle of their first sync. */

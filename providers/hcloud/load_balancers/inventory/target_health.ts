@@ -8,7 +8,7 @@
  */
 import type { Schemas } from "../../../../hcloud_api/mod.ts";
 import type { Registry } from "../../../../lib/metrics.ts";
-import { SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "../labels.ts";
+import { SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "../core/labels.ts";
 import { SHARE_LABEL } from "../../names.ts";
 
 type LB = Schemas["load_balancer"];

@@ -28,18 +28,18 @@ import { ProviderError, TerminalError } from "../../../errors.ts";
 import { CloudApiError } from "../../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
 import { type LoadBalancerSpec, PREFIX } from "../spec/mod.ts";
-import { type DesiredService, ingressOf, serviceDiffers } from "../desired.ts";
+import { type DesiredService, ingressOf, serviceDiffers } from "../core/desired.ts";
 import type { ConfiguredNetwork, HcloudContext } from "../../context.ts";
 import type { ServerLabeler } from "../../servers/mod.ts";
-import { SERVICE_UID_LABEL } from "../labels.ts";
-import type { LbAction } from "../plan.ts";
-import { executeLbAction } from "../actions.ts";
+import { SERVICE_UID_LABEL } from "../core/labels.ts";
+import type { LbAction } from "../core/plan.ts";
+import { executeLbAction } from "../core/actions.ts";
 import { RecordSeal } from "../../record_seal.ts";
-import { ExternalObjectConsent } from "../consent.ts";
+import { ExternalObjectConsent } from "../core/consent.ts";
 import { CO_MANAGED_STATE, SHARE_ANNOTATION, SHARE_LABEL } from "../../names.ts";
 import { type CoManagedState, readCoManagedState, writeCoManagedState } from "./co_managed_record.ts";
-import type { ClusterFacts } from "../cluster_facts.ts";
-import { fetchBalancer } from "../fetch.ts";
+import type { ClusterFacts } from "../core/cluster_facts.ts";
+import { fetchBalancer } from "../core/fetch.ts";
 
 type LB = Schemas["load_balancer"];
 

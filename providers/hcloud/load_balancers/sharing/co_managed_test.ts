@@ -4,7 +4,7 @@ import { CO_MANAGED_STATE, planCoManaged, planRelease } from "./co_managed.ts";
 import { readCoManagedState, writeCoManagedState } from "./co_managed_record.ts";
 import { RecordSeal } from "../../record_seal.ts";
 import { parseLoadBalancerSpec } from "../spec/mod.ts";
-import type { DesiredService } from "../desired.ts";
+import type { DesiredService } from "../core/desired.ts";
 import type { components } from "../../../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];

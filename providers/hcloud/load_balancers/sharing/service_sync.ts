@@ -1,6 +1,6 @@
 /**
  * A Service's sync on a balancer it does not own alone: its ports and certificates are built as for
- * its own balancer (service_ports.ts), then the shared or co-managed balancer takes them; a Service
+ * its own balancer (certificates/ports.ts), then the shared or co-managed balancer takes them; a Service
  * that served on a shared balancer and no longer does leaves it first.
  *
  * @module
@@ -8,11 +8,11 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { LoadBalancerResult, ProviderWarning } from "../../../provider.ts";
 import { ProviderError, TerminalError } from "../../../errors.ts";
-import type { ServiceRequest } from "../request.ts";
-import type { ServicePorts } from "../service_ports.ts";
-import type { CatalogCache } from "../catalog_cache.ts";
-import { checkCatalog } from "../catalog_checks.ts";
-import { checkServiceFields } from "../service_fields.ts";
+import type { ServiceRequest } from "../core/request.ts";
+import type { ServicePorts } from "../certificates/mod.ts";
+import type { CatalogCache } from "../core/catalog_cache.ts";
+import { checkCatalog } from "../core/catalog_checks.ts";
+import { checkServiceFields } from "../core/service_fields.ts";
 import { SHARED_STATE, type SharedBalancers } from "./shared.ts";
 import type { CoManagedBalancers } from "./co_managed.ts";
 

@@ -19,13 +19,13 @@ import { ProviderError, TerminalError } from "../../../errors.ts";
 import { CloudApiError } from "../../../../hcloud_api/mod.ts";
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "../spec/mod.ts";
-import { type DesiredService, ingressOf } from "../desired.ts";
+import { type DesiredService, ingressOf } from "../core/desired.ts";
 import type { ConfiguredNetwork, HcloudContext } from "../../context.ts";
 import type { ServerLabeler } from "../../servers/mod.ts";
-import { type LbAction, planExposure, planLabelTarget, planServices, planShape } from "../plan.ts";
-import { executeLbAction } from "../actions.ts";
-import { createLoadBalancer, reconcileNetwork } from "../create.ts";
-import type { CatalogCache } from "../catalog_cache.ts";
+import { type LbAction, planExposure, planLabelTarget, planServices, planShape } from "../core/plan.ts";
+import { executeLbAction } from "../core/actions.ts";
+import { createLoadBalancer, reconcileNetwork } from "../core/create.ts";
+import type { CatalogCache } from "../core/catalog_cache.ts";
 import {
   SERVICE_NAMESPACE_LABEL,
   SHARE_ANNOTATION,
@@ -45,8 +45,8 @@ import {
   shareSelector,
   wholeSettingsDiffering,
 } from "./shared_record.ts";
-import type { ClusterFacts } from "../cluster_facts.ts";
-import { fetchBalancer } from "../fetch.ts";
+import type { ClusterFacts } from "../core/cluster_facts.ts";
+import { fetchBalancer } from "../core/fetch.ts";
 
 type LB = Schemas["load_balancer"];
 

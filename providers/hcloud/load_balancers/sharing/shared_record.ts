@@ -14,8 +14,8 @@
 import { createHash } from "node:crypto";
 import type { Schemas } from "../../../../hcloud_api/mod.ts";
 import type { LoadBalancerSpec } from "../spec/mod.ts";
-import { type DesiredService, serviceDiffers } from "../desired.ts";
-import { type LbAction, planLabelTarget } from "../plan.ts";
+import { type DesiredService, serviceDiffers } from "../core/desired.ts";
+import { type LbAction, planLabelTarget } from "../core/plan.ts";
 import {
   CLUSTER_ID_LABEL,
   SERVICE_NAMESPACE_LABEL,

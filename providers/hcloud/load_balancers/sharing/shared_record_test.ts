@@ -2,7 +2,7 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../../../testing/assert.ts";
 import { parseLoadBalancerSpec } from "../spec/mod.ts";
 import type { LoadBalancerDefaults } from "../spec/mod.ts";
-import type { DesiredService } from "../desired.ts";
+import type { DesiredService } from "../core/desired.ts";
 import type { components } from "../../../../hcloud_api/mod.ts";
 import { sharedAlive } from "./shared.ts";
 import {

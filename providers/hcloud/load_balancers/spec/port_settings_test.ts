@@ -2,7 +2,7 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../../../testing/assert.ts";
 import type { LoadBalancerDefaults } from "./defaults.ts";
 import { parseLoadBalancerSpec, PREFIX } from "./annotations.ts";
-import { desiredServices } from "../desired.ts";
+import { desiredServices } from "../core/desired.ts";
 import { PORT_ANNOTATION_PREFIX as PORT } from "./port_settings.ts";
 
 const DEFAULTS: LoadBalancerDefaults = {

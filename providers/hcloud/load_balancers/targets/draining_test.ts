@@ -3,7 +3,7 @@ import { assertEquals } from "../../../../testing/assert.ts";
 import type { LoadBalancerDefaults } from "../spec/mod.ts";
 import { KUBE_PROXY_HEALTH_CHECK_ANNOTATION } from "../../names.ts";
 import { parseLoadBalancerSpec, PREFIX } from "../spec/mod.ts";
-import { desiredServerIds, desiredServices, KUBE_PROXY_HEALTH_PORT } from "../desired.ts";
+import { desiredServerIds, desiredServices, KUBE_PROXY_HEALTH_PORT } from "../core/desired.ts";
 import { selectedNodes } from "./targets.ts";
 import { DRAIN_MARGIN_MS, drainPeriodMs } from "./draining.ts";
 

@@ -14,8 +14,8 @@ import type { LoadBalancerSpec } from "../spec/mod.ts";
 import { parseLabelSelector } from "../../../../lib/label_selector.ts";
 import { reconcileIpTargets, type RobotTargetContext, robotTargetIps } from "./robot_targets.ts";
 import { parseProviderId } from "../../provider_id.ts";
-import { type LbAction, planLabelTarget, planServerTargets } from "../plan.ts";
-import { executeLbAction } from "../actions.ts";
+import { type LbAction, planLabelTarget, planServerTargets } from "../core/plan.ts";
+import { executeLbAction } from "../core/actions.ts";
 
 /** See the module doc. */
 export class LbTargets {

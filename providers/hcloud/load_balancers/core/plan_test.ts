@@ -1,4 +1,4 @@
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import {
   type LbAction,
@@ -8,8 +8,8 @@ import {
   planServices,
   planShape,
 } from "./plan.ts";
-import { parseLoadBalancerSpec } from "./spec/mod.ts";
-import type { components } from "../../../hcloud_api/mod.ts";
+import { parseLoadBalancerSpec } from "../spec/mod.ts";
+import type { components } from "../../../../hcloud_api/mod.ts";
 
 type LB = components["schemas"]["load_balancer"];
 const P = "load-balancer.hetzner.cloud/";

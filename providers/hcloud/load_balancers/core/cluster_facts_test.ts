@@ -1,4 +1,4 @@
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import { ClusterFacts } from "./cluster_facts.ts";
 
 Deno.test("cluster facts: unknown until learnt (every owner alive); then the cluster's identity and live Services", () => {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { HcloudClient } from "../../../hcloud_api/mod.ts";
+import type { HcloudClient } from "../../../../hcloud_api/mod.ts";
 
 /** What the catalog knows. */
 export interface Catalog {

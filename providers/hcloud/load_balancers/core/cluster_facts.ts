@@ -7,7 +7,7 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import type { ClusterView } from "../../provider.ts";
+import type { ClusterView } from "../../../provider.ts";
 
 /** See the module doc. */
 export class ClusterFacts {

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import type { ProviderWarning } from "../../provider.ts";
-import { TerminalError } from "../../errors.ts";
-import type { Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import { TerminalError } from "../../../errors.ts";
+import type { Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
 import type { CatalogCache } from "./catalog_cache.ts";
-import { quoteValue } from "../../../lib/quote_value.ts";
+import { quoteValue } from "../../../../lib/quote_value.ts";
 
 type LB = Schemas["load_balancer"];
 

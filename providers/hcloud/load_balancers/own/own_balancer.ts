@@ -7,29 +7,29 @@
  *
  * @module
  */
-import type { LoadBalancerResult, ProviderWarning } from "../../provider.ts";
-import { ProviderError, rootCause, TerminalError } from "../../errors.ts";
-import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
-import type { ServiceRequest } from "./request.ts";
-import { desiredServerIds, type DesiredService, ingressOf } from "./desired.ts";
-import { checkServiceFields } from "./service_fields.ts";
+import type { LoadBalancerResult, ProviderWarning } from "../../../provider.ts";
+import { ProviderError, rootCause, TerminalError } from "../../../errors.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
+import type { ServiceRequest } from "../core/request.ts";
+import { desiredServerIds, type DesiredService, ingressOf } from "../core/desired.ts";
+import { checkServiceFields } from "../core/service_fields.ts";
 import type { LbLookup } from "./lookup.ts";
-import type { DriftRecord } from "./inventory/mod.ts";
-import type { CatalogCache } from "./catalog_cache.ts";
-import { primaryIpWarnings } from "./primary_ips.ts";
-import { type LbTargets, type RobotTargetContext, robotTargetIps, selectedNodes } from "./targets/mod.ts";
-import { warnTooManyTargets } from "./targets/mod.ts";
-import { checkCatalog, checkServiceLimit } from "./catalog_checks.ts";
-import { createLoadBalancer, reconcileNetwork } from "./create.ts";
-import type { ServerLabeler } from "../servers/mod.ts";
-import type { ConfiguredNetwork } from "../context.ts";
-import { type LbAction, ownerLabels, planExposure, planServices, planShape } from "./plan.ts";
-import { executeLbAction } from "./actions.ts";
-import type { ExternalObjectConsent } from "./consent.ts";
-import { identityLabels } from "./labels.ts";
-import type { ServicePorts } from "./service_ports.ts";
-import type { ClusterFacts } from "./cluster_facts.ts";
+import type { DriftRecord } from "../inventory/mod.ts";
+import type { CatalogCache } from "../core/catalog_cache.ts";
+import { primaryIpWarnings } from "../core/primary_ips.ts";
+import { type LbTargets, type RobotTargetContext, robotTargetIps, selectedNodes } from "../targets/mod.ts";
+import { warnTooManyTargets } from "../targets/mod.ts";
+import { checkCatalog, checkServiceLimit } from "../core/catalog_checks.ts";
+import { createLoadBalancer, reconcileNetwork } from "../core/create.ts";
+import type { ServerLabeler } from "../../servers/mod.ts";
+import type { ConfiguredNetwork } from "../../context.ts";
+import { type LbAction, ownerLabels, planExposure, planServices, planShape } from "../core/plan.ts";
+import { executeLbAction } from "../core/actions.ts";
+import type { ExternalObjectConsent } from "../core/consent.ts";
+import { identityLabels } from "../core/labels.ts";
+import type { ServicePorts } from "../certificates/mod.ts";
+import type { ClusterFacts } from "../core/cluster_facts.ts";
 
 type LB = Schemas["load_balancer"];
 

@@ -1,5 +1,5 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import { rivalClaim } from "./lookup.ts";
 
 function svc(

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { components } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
+import type { components } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
 import { CLUSTER_ID_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
 import { type DesiredService, serviceDiffers } from "./desired.ts";
 

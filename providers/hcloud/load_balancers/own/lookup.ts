@@ -17,14 +17,19 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { ProviderError, TerminalError } from "../../errors.ts";
-import type { HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import { defaultLoadBalancerName, type LoadBalancerSpec } from "./spec/mod.ts";
-import { CLUSTER_ID_LABEL, madeForAnother, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
-import { ExternalObjectConsent } from "./consent.ts";
-import { sharedName } from "./sharing/mod.ts";
-import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION, SHARE_LABEL } from "../names.ts";
-import type { ClusterFacts } from "./cluster_facts.ts";
+import { ProviderError, TerminalError } from "../../../errors.ts";
+import type { HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
+import { defaultLoadBalancerName, type LoadBalancerSpec } from "../spec/mod.ts";
+import {
+  CLUSTER_ID_LABEL,
+  madeForAnother,
+  SERVICE_NAMESPACE_LABEL,
+  SERVICE_UID_LABEL,
+} from "../core/labels.ts";
+import { ExternalObjectConsent } from "../core/consent.ts";
+import { sharedName } from "../sharing/mod.ts";
+import { LB_ANNOTATION_PREFIX, SHARE_ANNOTATION, SHARE_LABEL } from "../../names.ts";
+import type { ClusterFacts } from "../core/cluster_facts.ts";
 
 /** A refusal that leaves the Service without a balancer of its own (the controller stops advertising). */
 function noBalancer(err: Error): Error {

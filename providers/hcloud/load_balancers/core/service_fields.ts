@@ -10,8 +10,8 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import type { ProviderWarning } from "../../provider.ts";
-import { KNOWN_ANNOTATIONS, type LoadBalancerSpec, PREFIX } from "./spec/mod.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import { KNOWN_ANNOTATIONS, type LoadBalancerSpec, PREFIX } from "../spec/mod.ts";
 
 /** The official CCM's annotations (after v1.37) that this CCM does not implement yet. */
 /** What the Service asks that cannot be done: warnings, and why a new balancer must not be made. */

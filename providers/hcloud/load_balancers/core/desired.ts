@@ -6,12 +6,12 @@
  * @module
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import type { LoadBalancerIngress, ProviderWarning } from "../../provider.ts";
-import type { Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
-import { parseProviderId } from "../provider_id.ts";
-import { parseLabelSelector } from "../../../lib/label_selector.ts";
-import { redirectPort } from "./spec/mod.ts";
+import type { LoadBalancerIngress, ProviderWarning } from "../../../provider.ts";
+import type { Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
+import { parseProviderId } from "../../provider_id.ts";
+import { parseLabelSelector } from "../../../../lib/label_selector.ts";
+import { redirectPort } from "../spec/mod.ts";
 
 /** An LB service as we send it. */
 export interface DesiredService {

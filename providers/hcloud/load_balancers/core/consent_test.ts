@@ -1,7 +1,7 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals, assertThrows } from "../../../testing/assert.ts";
+import { assertEquals, assertThrows } from "../../../../testing/assert.ts";
 import { CONSENT_LABEL, ExternalObjectConsent } from "./consent.ts";
-import { TerminalError } from "../../errors.ts";
+import { TerminalError } from "../../../errors.ts";
 
 const svc = (namespace: string): Service => ({ metadata: { name: "s", namespace } });
 

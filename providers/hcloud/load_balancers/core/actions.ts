@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
 import type { LbAction } from "./plan.ts";
 
 /** Executes `action` on balancer `id`. */

@@ -6,13 +6,13 @@
  *
  * @module
  */
-import type { ProviderWarning } from "../../provider.ts";
-import { earliestStage, HccmStage, type LoadBalancerDefaults } from "./spec/mod.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import { earliestStage, HccmStage, type LoadBalancerDefaults } from "../spec/mod.ts";
 import type { ReadService } from "./request.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { unsupportedPorts } from "./desired.ts";
 import { checkServiceFields } from "./service_fields.ts";
-import { LB_ANNOTATION_PREFIX } from "../names.ts";
+import { LB_ANNOTATION_PREFIX } from "../../names.ts";
 
 /**
  * `LoadBalancerTypeUnconfigured`, unless a type is set (by annotation or default), the balancer is

@@ -5,11 +5,11 @@
  * catalog is read at most once an hour, and only by a sync.
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "../../../testing/assert.ts";
-import { startTestSim } from "../../../testing/sim_harness.ts";
-import { providerOnSim } from "../../../testing/provider_on_sim.ts";
-import { readHcloudConfig } from "../mod.ts";
-import { rootCause, TerminalError } from "../../errors.ts";
+import { assert, assertEquals } from "../../../../testing/assert.ts";
+import { startTestSim } from "../../../../testing/sim_harness.ts";
+import { providerOnSim } from "../../../../testing/provider_on_sim.ts";
+import { readHcloudConfig } from "../../mod.ts";
+import { rootCause, TerminalError } from "../../../errors.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 

@@ -4,11 +4,11 @@
  * edited in place, are read again.
  */
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
-import { assert, assertEquals } from "../../../testing/assert.ts";
-import { startTestSim } from "../../../testing/sim_harness.ts";
-import { providerOnSim } from "../../../testing/provider_on_sim.ts";
+import { assert, assertEquals } from "../../../../testing/assert.ts";
+import { startTestSim } from "../../../../testing/sim_harness.ts";
+import { providerOnSim } from "../../../../testing/provider_on_sim.ts";
 import { ServiceReader } from "./request.ts";
-import { rootCause, TerminalError } from "../../errors.ts";
+import { rootCause, TerminalError } from "../../../errors.ts";
 
 const P = "load-balancer.hetzner.cloud/";
 

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { ProviderWarning } from "../../provider.ts";
-import { type LoadBalancerSpec, PREFIX } from "./spec/mod.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import { type LoadBalancerSpec, PREFIX } from "../spec/mod.ts";
 
 /** The create request's `public_net` (a field newer than our spec copy), when an annotation asks. */
 export function primaryIpsBody(spec: LoadBalancerSpec): Record<string, unknown> {

@@ -1,7 +1,7 @@
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../../../testing/assert.ts";
+import { assertEquals } from "../../../../testing/assert.ts";
 import { checkServiceFields, SOURCE_RANGES_ANNOTATION } from "./service_fields.ts";
-import { parseLoadBalancerSpec } from "./spec/mod.ts";
+import { parseLoadBalancerSpec } from "../spec/mod.ts";
 
 const DEFAULTS = { enabled: true, disablePrivateIngress: false, usePrivateIp: false, disableIpv6: false };
 const check = (spec: Service["spec"], annotations: Record<string, string> = {}) => {

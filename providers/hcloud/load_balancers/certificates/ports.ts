@@ -6,11 +6,11 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { LbCertificates } from "./certificates/mod.ts";
-import { type DesiredService, desiredServices } from "./desired.ts";
-import type { ServiceRequest } from "./request.ts";
-import type { ProviderWarning } from "../../provider.ts";
-import type { ClusterFacts } from "./cluster_facts.ts";
+import { LbCertificates } from "./certificates.ts";
+import { type DesiredService, desiredServices } from "../core/desired.ts";
+import type { ServiceRequest } from "../core/request.ts";
+import type { ProviderWarning } from "../../../provider.ts";
+import type { ClusterFacts } from "../core/cluster_facts.ts";
 
 /** What a Service's ports come to: the services, the certificates they use, warnings. */
 export interface ServicePortsResult {

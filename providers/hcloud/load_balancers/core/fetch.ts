@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { CloudApiError, type HcloudClient, type Schemas } from "../../../hcloud_api/mod.ts";
+import { CloudApiError, type HcloudClient, type Schemas } from "../../../../hcloud_api/mod.ts";
 
 /** The balancer with this ID, or undefined when it no longer exists. */
 export async function fetchBalancer(

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { TerminalError } from "../../errors.ts";
-import { CloudApiError } from "../../../hcloud_api/mod.ts";
+import { TerminalError } from "../../../errors.ts";
+import { CloudApiError } from "../../../../hcloud_api/mod.ts";
 import { SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, SERVICE_UID_LABEL } from "./labels.ts";
-import { SHARE_LABEL } from "../names.ts";
-import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import type { LoadBalancerSpec } from "./spec/mod.ts";
+import { SHARE_LABEL } from "../../names.ts";
+import type { ActionWaiter, HcloudClient, Schemas } from "../../../../hcloud_api/mod.ts";
+import type { LoadBalancerSpec } from "../spec/mod.ts";
 import type { DesiredService } from "./desired.ts";
 import { primaryIpsBody } from "./primary_ips.ts";
 import { actAndWait } from "./actions.ts";

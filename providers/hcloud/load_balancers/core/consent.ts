@@ -12,9 +12,9 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { TerminalError } from "../../errors.ts";
-import type { HcloudClient } from "../../../hcloud_api/mod.ts";
-import { CONSENT_LABEL } from "../names.ts";
+import { TerminalError } from "../../../errors.ts";
+import type { HcloudClient } from "../../../../hcloud_api/mod.ts";
+import { CONSENT_LABEL } from "../../names.ts";
 
 export { CONSENT_LABEL };
 

@@ -6,14 +6,14 @@
  * @module
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import type { LoadBalancerSync } from "../../provider.ts";
-import { TerminalError } from "../../errors.ts";
+import type { LoadBalancerSync } from "../../../provider.ts";
+import { TerminalError } from "../../../errors.ts";
 import {
   type LoadBalancerDefaults,
   type LoadBalancerSpec,
   parseLoadBalancerSpec,
   PREFIX,
-} from "./spec/mod.ts";
+} from "../spec/mod.ts";
 
 /** What the Service says, read: the spec, every problem in words, and the annotations refused. */
 export interface ReadService {
