@@ -41,3 +41,8 @@ export function parseProviderId(providerID: string | undefined): ParsedProviderI
   }
   return { kind: "cloud", id };
 }
+
+/** The provider ID of the Cloud server `id` (`hcloud://<id>`), the form {@link parseProviderId} reads back. */
+export function cloudProviderId(id: number): string {
+  return `hcloud://${id}`;
+}

@@ -1,5 +1,5 @@
 import { assertEquals } from "../../testing/assert.ts";
-import { parseProviderId } from "./provider_id.ts";
+import { cloudProviderId, parseProviderId } from "./provider_id.ts";
 
 Deno.test("provider IDs: exact or refused; an ID beyond 2^53 never names another server", () => {
   assertEquals(parseProviderId("hcloud://42"), { kind: "cloud", id: 42 });
@@ -18,4 +18,9 @@ Deno.test("provider IDs: exact or refused; an ID beyond 2^53 never names another
   );
   assertEquals(parseProviderId("hrobot://7").kind, "robot");
   assertEquals(parseProviderId(undefined).kind, "none");
+});
+
+Deno.test("provider ID: a Cloud server's ID written as parseProviderId reads it back", () => {
+  assertEquals(cloudProviderId(4711), "hcloud://4711");
+  assertEquals(parseProviderId(cloudProviderId(4711)), parseProviderId("hcloud://4711"));
 });

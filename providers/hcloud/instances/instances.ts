@@ -23,7 +23,7 @@ import {
 import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
 import { RobotInstances } from "./robot.ts";
 import { PROVIDED_NODE_IP } from "../../../kube/well_known.ts";
-import { parseProviderId } from "../provider_id.ts";
+import { cloudProviderId, parseProviderId } from "../provider_id.ts";
 import { PROVIDED_BY_LABEL } from "../names.ts";
 
 const INIT_MAX_AGE_MS = 300_000;
@@ -188,7 +188,7 @@ export class HcloudInstances implements Instances {
       } = this.#options;
       return {
         ...(warnings.length ? { warnings } : {}),
-        providerID: `hcloud://${server.id}`,
+        providerID: cloudProviderId(server.id),
         instanceType: server.serverType,
         ...(this.#options.topology === "location"
           ? {
@@ -254,7 +254,7 @@ export class HcloudInstances implements Instances {
       ];
       const sharedCidrs = this.#network.id === undefined ? server.privateNets.map((p) => `${p.ip}/32`) : [];
       return {
-        providerID: `hcloud://${server.id}`,
+        providerID: cloudProviderId(server.id),
         names: [server.name],
         cidrs,
         sharedCidrs,

@@ -20,7 +20,7 @@ import type { ConfiguredNetwork, HcloudContext } from "../context.ts";
 import type { ServerCache } from "../servers/mod.ts";
 import { cidrContains, parseCidr } from "../../../lib/cidr.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { parseProviderId } from "../provider_id.ts";
+import { cloudProviderId, parseProviderId } from "../provider_id.ts";
 
 /**
  * Routes one Hetzner Network holds, everyone's together: documented to users (an HCCM maintainer in
@@ -78,7 +78,7 @@ export class HcloudRoutes implements Routes {
           targetNode: "",
           targetNodeAddresses: [{ type: "InternalIP", address: r.gateway }],
           destinationCIDR: r.destination,
-          ...(holder ? { gatewayProviderID: `hcloud://${holder.id}` } : {}),
+          ...(holder ? { gatewayProviderID: cloudProviderId(holder.id) } : {}),
         };
       });
     });
