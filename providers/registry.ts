@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { VERSION } from "../version.ts";
 import type { CloudProvider } from "./provider.ts";
 import { HcloudProvider, readHcloudConfig } from "./hcloud/mod.ts";
 import type { Flags } from "../config/flags.ts";
@@ -39,7 +40,10 @@ export async function createProvider(
   }
   if (errors.length) return { errors };
   for (const w of warnings) logger("hcloud").warning(w);
-  return { provider: new HcloudProvider(config, registry, `deno-ccm/0.1.0 (${instanceName()})`), errors: [] };
+  return {
+    provider: new HcloudProvider(config, registry, `deno-ccm/${VERSION} (${instanceName()})`),
+    errors: [],
+  };
 }
 
 /** Host and process, so the cloud's audit logs tell instances apart. */
