@@ -15,18 +15,18 @@ import { Workload } from "./workload.ts";
  * Seeds that found a bug, each kept with the workload version it was found with (each bug also has a
  * test of its own beside the code it fixed):
  * - 249: a balancer switched to private targets stayed let in by the firewall (its sync ran before
- *   the ensure; service_firewall.ts).
- * - 293: a Service turned ClusterIP: its released address stayed let in (service_firewall.ts).
+ *   the ensure; firewall_follower.ts).
+ * - 293: a Service turned ClusterIP: its released address stayed let in (firewall_follower.ts).
  * - 5858: a cluster left with no Node read one server every 30 s: a route through an address no
  *   server holds sent every route pass to read the servers the last list did not know (routes.ts).
  * - 72, 83 (workload 3): a node selector's balancer made while its pool was empty got its first target
- *   from a node sync, and the firewall never let it in (service.ts, service_node_sync.ts).
+ *   from a node sync, and the firewall never let it in (controller.ts, node_sync.ts).
  * - 5 (workload 4): a leader cut off from the apiserver wrote a Service's status after its successor
  *   took the lease: a request hung in the network landed late (kube/fenced.ts).
  * - 26 (workload 5) found no bug: it is the seed that catches a lifecycle delete without its UID
  *   precondition (a replaced machine's new Node deleted behind a lagging view), kept as that window.
  * - 6462: as 293, when a write after the balancer's deletion failed: the firewall waited for the
- *   Service's retry (service.ts).
+ *   Service's retry (controller.ts).
  * A first bug was found before shared balancers and the firewall joined the world (its seed replays
  * another run now): a route made for a Node seen before its provider ID outlived the Node (route.ts).
  */

@@ -50,7 +50,7 @@ export const NAMESPACES: ResourceType<Namespace> = {
   plural: "namespaces",
   namespaced: false,
 };
-/** Core v1 Secrets (the CCM reads only those labelled for it: controllers/service/service_secrets.ts). */
+/** Core v1 Secrets (the CCM reads only those labelled for it: controllers/service/secrets.ts). */
 export const SECRETS: ResourceType<Secret> = {
   apiVersion: "v1",
   kind: "Secret",

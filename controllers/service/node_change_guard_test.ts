@@ -1,7 +1,7 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../testing/assert.ts";
 import { NodeChangeGuard } from "./node_change_guard.ts";
-import { eligibleNode } from "./service_nodes.ts";
+import { eligibleNode } from "./nodes.ts";
 
 const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
 const node = (labels: Record<string, string>, deleted = false): Node => ({

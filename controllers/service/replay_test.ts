@@ -10,7 +10,7 @@ import { newController } from "../../testing/controller_harness.ts";
 import { FakeProvider } from "../../providers/fake/fake_provider.ts";
 import { seedProcessRandom } from "../../lib/random.ts";
 import { NODES, SERVICES } from "../../kube/resources.ts";
-import { serviceController } from "./service.ts";
+import { serviceController } from "./controller.ts";
 
 async function run(seed: number): Promise<{ calls: string[]; requests: string[] }> {
   seedProcessRandom(seed);

@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../../testing/assert.ts";
 import { newController } from "../../testing/controller_harness.ts";
 import { FakeProvider } from "../../providers/fake/fake_provider.ts";
 import { SERVICES } from "../../kube/resources.ts";
-import { serviceController } from "./service.ts";
+import { serviceController } from "./controller.ts";
 import { SERVICE_CHANGE_BURST, SERVICE_CHANGE_REFILL_MS } from "./change_budget.ts";
 
 const node = {

@@ -1,6 +1,6 @@
 /**
  * How long balancers keep a Node that leaves (the controller's graceful draining,
- * controllers/service/service_departures.ts): long enough for a health check to fail the Node — Hetzner
+ * controllers/service/departures.ts): long enough for a health check to fail the Node — Hetzner
  * stops sending it new connections then, and open ones finish — before the target is removed.
  * Opt-in with `HCLOUD_LOAD_BALANCERS_DRAIN_TARGETS`; one period for every balancer, as most share
  * one label-selector target, timed by the `HCLOUD_LOAD_BALANCERS_HEALTH_CHECK_*` defaults (what a

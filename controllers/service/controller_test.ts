@@ -13,7 +13,7 @@ import {
 } from "../../providers/fake/fake_provider.ts";
 import { eventually } from "../../testing/helpers.ts";
 import { NODES, SECRETS, SERVICES } from "../../kube/resources.ts";
-import { serviceController } from "./service.ts";
+import { serviceController } from "./controller.ts";
 
 const node = (name: string, labels: Record<string, string> = {}) => ({
   metadata: { name, labels },

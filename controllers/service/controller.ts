@@ -7,14 +7,14 @@
  * Services are synced when their spec, annotations or deletion state change, not on resyncs, so an
  * unchanged cluster costs no cloud calls. Invalid input (a `TerminalError`) is reported as a
  * Warning event and retried only when the Service changes. What the controller knows of the node
- * set lives in one `NodeSetMemory` (service_nodes.ts); what queues work is in service_triggers.ts, a
- * node sync in service_node_sync.ts, a failed sync's report in service_failure.ts; the balancers as
+ * set lives in one `NodeSetMemory` (nodes.ts); what queues work is in triggers.ts, a
+ * node sync in node_sync.ts, a failed sync's report in failure.ts; the balancers as
  * a whole (orphans, missing and drifted ones) are looked after by `LoadBalancerHousekeeping`
  * (lb_housekeeping.ts).
  *
  * @module
  */
-import { FirewallFollower } from "./service_firewall.ts";
+import { FirewallFollower } from "./firewall_follower.ts";
 import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
@@ -26,19 +26,19 @@ import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { LoopHealth } from "../../lib/loop_health.ts";
-import { nodeSet, NodeSetMemory, targetable } from "./service_nodes.ts";
+import { nodeSet, NodeSetMemory, targetable } from "./nodes.ts";
 import { heldMessage } from "./node_change_guard.ts";
 import { ChangeBudget } from "./change_budget.ts";
 import { type HousekeepingFlags, LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
-import { TlsSecretWatch } from "./service_secrets.ts";
+import { TlsSecretWatch } from "./secrets.ts";
 import { LB_FINALIZER } from "../../kube/well_known.ts";
-import { readyCondition, statusPatch } from "./service_status.ts";
-import { reportSyncFailure } from "./service_failure.ts";
-import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./service_writes.ts";
-import { ServiceWarnings } from "./service_warnings.ts";
-import { releaseBalancer, type ServiceDeletionParts } from "./service_deletion.ts";
-import { type TriggerParts, watchNodes, watchSecrets, watchServices } from "./service_triggers.ts";
-import { keepOption, type NodeSyncParts, type Selection, syncNodes } from "./service_node_sync.ts";
+import { readyCondition, statusPatch } from "./status.ts";
+import { reportSyncFailure } from "./failure.ts";
+import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./writes.ts";
+import { ServiceWarnings } from "./warnings.ts";
+import { releaseBalancer, type ServiceDeletionParts } from "./deletion.ts";
+import { type TriggerParts, watchNodes, watchSecrets, watchServices } from "./triggers.ts";
+import { keepOption, type NodeSyncParts, type Selection, syncNodes } from "./node_sync.ts";
 
 /** The flags this controller reads, and nothing else of the command line. */
 export type ServiceFlags = Pick<
@@ -77,11 +77,11 @@ class ServiceController implements Controller {
   readonly #queue: WorkQueue;
   readonly #nodeQueue: WorkQueue;
   readonly #recorder;
-  /** The provider's warnings, on the Service or the Node they name (service_warnings.ts). */
+  /** The provider's warnings, on the Service or the Node they name (warnings.ts). */
   readonly #warnings: ServiceWarnings;
-  /** What releasing a balancer works with (service_deletion.ts). */
+  /** What releasing a balancer works with (deletion.ts). */
   readonly #deletion: ServiceDeletionParts;
-  /** What a node sync works with (service_node_sync.ts). */
+  /** What a node sync works with (node_sync.ts). */
   readonly #nodeSync: NodeSyncParts;
   readonly #log = logger("service");
   readonly #housekeeping: LoadBalancerHousekeeping;
@@ -93,9 +93,9 @@ class ServiceController implements Controller {
   );
   /** Syncs started by tenants' changes, per namespace (change_budget.ts). */
   readonly #budget = new ChangeBudget(undefined, undefined, () => this.#ctx.clock.now());
-  /** The TLS Secrets balancers serve certificates from, when the provider can (service_secrets.ts). */
+  /** The TLS Secrets balancers serve certificates from, when the provider can (secrets.ts). */
   readonly #secrets?: TlsSecretWatch;
-  /** The firewall that follows the balancers, when the provider keeps one (service_firewall.ts). */
+  /** The firewall that follows the balancers, when the provider keeps one (firewall_follower.ts). */
   readonly #firewall?: FirewallFollower;
 
   constructor(ctx: ControllerContext<ServiceFlags>, lbs: LoadBalancers) {

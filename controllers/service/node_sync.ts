@@ -12,11 +12,11 @@ import type { EventRecorder } from "../../kube/events.ts";
 import { objectKey } from "../../kube/informer.ts";
 import { SERVICES } from "../../kube/resources.ts";
 import type { LoadBalancers } from "../../providers/provider.ts";
-import type { ServiceWarnings } from "./service_warnings.ts";
+import type { ServiceWarnings } from "./warnings.ts";
 import { logger } from "../../lib/log.ts";
 
 const log = logger("service", "nodes");
-import { type NodeSetMemory, targetable } from "./service_nodes.ts";
+import { type NodeSetMemory, targetable } from "./nodes.ts";
 
 /** What a node sync works with. */
 export interface NodeSyncParts {

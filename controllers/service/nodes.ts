@@ -8,7 +8,7 @@ import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { parseGoBool } from "../../lib/go_bool.ts";
 import { EXCLUDE_FROM_LB_LABEL } from "../../kube/well_known.ts";
 import { managedNode } from "../node_metadata.ts";
-import { Departures, SelectionDepartures } from "./service_departures.ts";
+import { Departures, SelectionDepartures } from "./departures.ts";
 import { AUTOSCALER_TAINT, type HeldNode, NodeChangeGuard } from "./node_change_guard.ts";
 
 /** Node syncs of clusters below this size are never paced (see `syncPaceMs`). */
@@ -141,7 +141,7 @@ export class NodeSetMemory {
 
   /**
    * What balancers target now: the eligible Nodes, and those that left the eligible set less than
-   * `drainMs` ago (graceful draining, service_departures.ts).
+   * `drainMs` ago (graceful draining, departures.ts).
    */
   targets(drainMs: number): EligibleNodes {
     const eligible = this.eligible();
@@ -153,7 +153,7 @@ export class NodeSetMemory {
 
   /**
    * The Nodes among `targets` the Service's balancer keeps although its own selection (`selected`
-   * names, undefined: all of `targets`) dropped them less than `drainMs` ago (service_departures.ts).
+   * names, undefined: all of `targets`) dropped them less than `drainMs` ago (departures.ts).
    */
   keep(serviceKey: string, selected: Set<string> | undefined, targets: Node[], drainMs: number): Set<string> {
     if (drainMs <= 0) return new Set();

@@ -14,9 +14,9 @@ import { objectKey } from "../../kube/informer.ts";
 import { SERVICES } from "../../kube/resources.ts";
 import type { logger } from "../../lib/log.ts";
 import { leftNoBalancer, warningsOf } from "../../providers/errors.ts";
-import { failedCondition, statusPatch } from "./service_status.ts";
-import type { ServiceWarnings } from "./service_warnings.ts";
-import { patchStatus } from "./service_writes.ts";
+import { failedCondition, statusPatch } from "./status.ts";
+import type { ServiceWarnings } from "./warnings.ts";
+import { patchStatus } from "./writes.ts";
 
 /** What reporting a failure works with. */
 export interface FailureParts {

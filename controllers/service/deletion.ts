@@ -11,7 +11,7 @@ import type { KubeClient } from "../../kube/client.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import { SERVICES } from "../../kube/resources.ts";
 import type { LoadBalancers } from "../../providers/provider.ts";
-import { patchStatus, setFinalizer } from "./service_writes.ts";
+import { patchStatus, setFinalizer } from "./writes.ts";
 
 /** What the deletion works with. */
 export interface ServiceDeletionParts {

@@ -1,6 +1,6 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../testing/assert.ts";
-import { Departures, MAX_DRAIN_MS, SelectionDepartures } from "./service_departures.ts";
+import { Departures, MAX_DRAIN_MS, SelectionDepartures } from "./departures.ts";
 
 const node = (name: string, extra: Partial<Node["metadata"]> = {}): Node => ({
   metadata: { name, ...extra },

@@ -1,6 +1,6 @@
 import type { Node } from "kubernetes-types/core/v1.d.ts";
 import { assertEquals } from "../../testing/assert.ts";
-import { EXCLUDE_LABEL, leavingSince, NodeSetMemory } from "./service_nodes.ts";
+import { EXCLUDE_LABEL, leavingSince, NodeSetMemory } from "./nodes.ts";
 
 function node(name: string, labels: Record<string, string> = {}): Node {
   return {

@@ -14,9 +14,9 @@ import type { InformerFactory } from "../../kube/informer_factory.ts";
 import { NODES, SERVICES } from "../../kube/resources.ts";
 import type { WorkQueue } from "../../kube/work_queue.ts";
 import { type ChangeBudget, throttledMessage } from "./change_budget.ts";
-import { eligibleNode, EXCLUDE_LABEL, type NodeSetMemory, sameLabels } from "./service_nodes.ts";
-import { hasFinalizer } from "./service_writes.ts";
-import type { TlsSecretWatch } from "./service_secrets.ts";
+import { eligibleNode, EXCLUDE_LABEL, type NodeSetMemory, sameLabels } from "./nodes.ts";
+import { hasFinalizer } from "./writes.ts";
+import type { TlsSecretWatch } from "./secrets.ts";
 
 /** What the triggers work with. */
 export interface TriggerParts {
