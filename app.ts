@@ -255,7 +255,9 @@ export async function runApp(options: AppOptions, signal: AbortSignal): Promise<
       }
       state.leading = false;
       state.synced = false;
-      if (!guard) break;
+      // Only a term another CCM ended starts another pass. One that ended by itself (no controller to
+      // run, say) ends the run as before: looping on it would never yield to the event loop.
+      if (!guard || !term.aborted || signal.aborted) break;
     }
     signal.removeEventListener("abort", stopGuard);
     guardStop.abort();
