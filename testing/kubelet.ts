@@ -132,7 +132,21 @@ export class Kubelet {
     await saveTunables();
     this.#tunables = true;
     const log = await Deno.open(this.logPath, { create: true, write: true });
+    // The device plugin manager binds a fixed path (/var/lib/kubelet/device-plugins/kubelet.sock),
+    // whatever --root-dir says: two kubelets of one machine raced for it (CI: the second one failed
+    // with "address already in use" and never registered). Each gets its own directory there, in a
+    // mount namespace of its own.
+    await Deno.mkdir("/var/lib/kubelet/device-plugins", { recursive: true });
+    await Deno.mkdir(`${this.dir}/device-plugins`, { recursive: true });
     const [cmd, ...args] = this.#ns.wrap([
+      "unshare",
+      "--mount",
+      "--propagation",
+      "private",
+      "sh",
+      "-c",
+      `mount --bind ${this.dir}/device-plugins /var/lib/kubelet/device-plugins && exec "$@"`,
+      "kubelet",
       binary,
       `--kubeconfig=${this.#ns.kubeconfigPath}`,
       `--config=${this.dir}/config.yaml`,

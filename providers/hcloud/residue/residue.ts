@@ -23,9 +23,11 @@ export type ResidueKind =
 
 /** One piece of residue. */
 export interface ResidueItem {
+  /** What kind of residue it is. */
   kind: ResidueKind;
   /** The cloud object it is on (server, balancer, certificate or firewall). */
   id: number;
+  /** That object's name. */
   name: string;
   /** What it is, and what the official CCM does with it. */
   detail: string;

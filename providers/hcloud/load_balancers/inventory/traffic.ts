@@ -43,6 +43,7 @@ export class BalancerTraffic {
   /** The last figures read, by balancer name and series (kept between turns). */
   readonly #last = new Map<string, Map<Series, number>>();
 
+  /** Reads through `client`, exports into `registry`, and asks for the minutes before `now`. */
   constructor(client: HcloudClient, registry: Registry, now: () => number) {
     this.#client = client;
     this.#now = now;
