@@ -66,3 +66,18 @@ Deno.test("startup taints: added once beside the Node's, never over a key it alr
   assertEquals(withStartupTaints([other, theirs], [setup]), [other, theirs], "the key is the Node's already");
   assertEquals(withStartupTaints([other], undefined), [other]);
 });
+
+Deno.test("startup taints: a record forged to name one makes the taint sync neither keep nor put it back", () => {
+  // A kubelet writes the synced-taints record naming the startup taint it lifted, hoping the sync
+  // brings it back (or, kept, that a later sync removes someone else's taint of that key).
+  const node = {
+    metadata: { annotations: { "node.deno-ccm.io/synced-taints": `${P}setup` } },
+    spec: { taints: [] },
+  } as Node;
+  const patch = syncedTaintsPatch(node, {
+    prefix: P,
+    taints: [{ key: `${P}dedicated`, value: "gpu", effect: "NoSchedule" }],
+  });
+  assertEquals(patch?.taints, [{ key: `${P}dedicated`, value: "gpu", effect: "NoSchedule" }]);
+  assertEquals(patch?.annotations, { "node.deno-ccm.io/synced-taints": `${P}dedicated` });
+});

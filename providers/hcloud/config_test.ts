@@ -249,3 +249,21 @@ Deno.test("hcloud config: a full server list daily, hourly while server labels o
     ]);
   }
 });
+
+Deno.test("config: a bad topology or taint pattern is refused naming its variable and value", async () => {
+  const { errors } = await readHcloudConfig({
+    HCLOUD_TOKEN: "t".repeat(64),
+    HCLOUD_INSTANCES_TOPOLOGY: "datacenter",
+    HCLOUD_INSTANCES_SERVER_TAINTS: "bad key:NoSchedule",
+    HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS: "setup:Sometimes",
+    HCLOUD_LOAD_BALANCERS_TRAFFIC_METRICS: "maybe",
+  });
+  for (
+    const want of [
+      'HCLOUD_INSTANCES_TOPOLOGY: "datacenter" is not one of legacy, location',
+      'HCLOUD_INSTANCES_SERVER_TAINTS: "bad key" is not a label key',
+      'HCLOUD_INSTANCES_SERVER_STARTUP_TAINTS: "setup:Sometimes": the effect is not one of',
+      "HCLOUD_LOAD_BALANCERS_TRAFFIC_METRICS",
+    ]
+  ) assertEquals(errors.some((e) => e.includes(want)), true, `${want} in ${errors.join("; ")}`);
+});

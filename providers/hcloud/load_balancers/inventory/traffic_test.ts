@@ -69,3 +69,33 @@ Deno.test("traffic: each pass reads at most its share of balancers in turn, one 
     await t.finish();
   }
 });
+
+Deno.test("traffic: a figure that is no finite number is dropped, the others kept", async () => {
+  const t = await startTestSim();
+  try {
+    const r = await t.api("POST", "/load_balancers", {
+      name: "web",
+      load_balancer_type: "lb11",
+      location: "fsn1",
+    });
+    const lb = { id: r.body.load_balancer.id, name: r.body.load_balancer.name };
+    t.sim.world.lbTraffic.set(lb.id, {
+      open_connections: NaN,
+      requests_per_second: Infinity,
+      "bandwidth.in": 5,
+    });
+    const registry = new Registry();
+    const client = new HcloudClient({ endpoint: t.sim.endpoint, token: DEFAULT_SIM_TOKEN, maxRetries: 0 });
+    await new BalancerTraffic(client, registry, () => Date.now()).pass([lb]);
+    const series = registry.render().split("\n").filter((l) =>
+      l.startsWith("hcloud_load_balancer_") && l.includes("{")
+    );
+    assertEquals(series, [
+      'hcloud_load_balancer_connections_per_second{load_balancer="web"} 0',
+      'hcloud_load_balancer_bandwidth_in_bytes_per_second{load_balancer="web"} 5',
+      'hcloud_load_balancer_bandwidth_out_bytes_per_second{load_balancer="web"} 0',
+    ]);
+  } finally {
+    await t.finish();
+  }
+});
