@@ -90,46 +90,7 @@ function levelOf(line: string): number {
   return level === "DEBUG" ? 0 : level === "INFO" ? 1 : level === "WARN" ? 2 : 3;
 }
 
-/** Ports handed out by this process (clusters and CCMs started side by side, as the conformance suite does). */
-const handedOut = new Set<number>();
-let nextPort = 0;
-
-/**
- * `n` loopback TCP ports free right now, below the kernel's ephemeral range, for a process a test
- * starts (etcd, kube-apiserver, a CCM's status server). A port from `port: 0` is free only until
- * closed: every simulator, CCM and client socket of a parallel run binds from that same range, and
- * one took etcd's port between the check and etcd's bind (etcd then exited). Below the range nothing
- * binds but what chooses a port on purpose; a random start keeps two test processes apart.
- */
-export function freePorts(n: number): number[] {
-  let range = "32768 60999";
-  try {
-    range = Deno.readTextFileSync("/proc/sys/net/ipv4/ip_local_port_range");
-  } catch { /* not Linux: the usual range */ }
-  const top = Math.min(Number(range.trim().split(/\s+/)[0]) || 32768, 32768);
-  const bottom = 20_000;
-  nextPort ||= bottom + Math.floor(Math.random() * (top - bottom));
-  const ports: number[] = [];
-  for (let tries = 0; ports.length < n && tries < top - bottom; tries++) {
-    const port = nextPort;
-    nextPort = nextPort + 1 >= top ? bottom : nextPort + 1;
-    if (handedOut.has(port)) continue;
-    try {
-      Deno.listen({ hostname: "127.0.0.1", port }).close();
-    } catch {
-      continue; // in use
-    }
-    handedOut.add(port);
-    ports.push(port);
-  }
-  if (ports.length < n) throw new Error(`no ${n} free loopback ports between ${bottom} and ${top}`);
-  return ports;
-}
-
-/** One loopback TCP port for a process a test starts (see {@link freePorts}). */
-export function freePort(): number {
-  return freePorts(1)[0];
-}
+export { freePort, freePorts } from "./ports.ts";
 
 /**
  * Copies a child's output into `file` as it comes, so a log read mid-test (a failure message's
