@@ -4,12 +4,17 @@
  * (MetalLB, Cilium LB-IPAM, kube-vip): no balancer, no finalizer, no status. Switching it on deletes
  * nothing: a class-less Service served before keeps its balancer, is still synced (a port added reaches
  * it) and loses it only when it goes.
+ *
+ * Hostile: where policy keeps the class from tenants, a tenant writing the CCM's finalizer onto a
+ * class-less Service does not buy a balancer ("served before" is what the cloud holds, not the
+ * finalizer): no balancer, no status, and the finalizer is taken off so the Service can go.
  */
 import { assert, assertEquals } from "../testing/assert.ts";
 import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.ts";
 import { eventually } from "../testing/helpers.ts";
 import { lbService } from "../testing/services.ts";
 import { NODES, SERVICES } from "../kube/resources.ts";
+import { LB_FINALIZER } from "../kube/well_known.ts";
 
 const CLASS = "hcloud.deno-ccm/lb";
 
@@ -37,8 +42,16 @@ Deno.test({
       ccm = await startCcm(cluster, sim, [...args, "--load-balancer-class-exclusive"]);
       await client.create(SERVICES, lbService("after"));
       await client.create(SERVICES, lbService("ours", {}, { loadBalancerClass: CLASS }));
+      const forged = lbService("forged");
+      await client.create(SERVICES, {
+        ...forged,
+        metadata: { ...forged.metadata, finalizers: [LB_FINALIZER] },
+      });
       await eventually(async () => (await balancerOf("ours")) !== undefined, 20_000);
       assertEquals(await balancerOf("after"), undefined, "a new class-less Service is another's");
+      await eventually(async () => (await get("forged")).metadata?.finalizers === undefined, 20_000);
+      assertEquals(await balancerOf("forged"), undefined, "a forged finalizer buys no balancer");
+      assertEquals((await get("forged")).status?.loadBalancer?.ingress, undefined);
       const after = await get("after");
       assertEquals([after.metadata?.finalizers, after.status?.loadBalancer?.ingress], [undefined, undefined]);
 

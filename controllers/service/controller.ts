@@ -36,6 +36,7 @@ import { readyCondition, statusPatch } from "./status.ts";
 import { reportSyncFailure } from "./failure.ts";
 import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./writes.ts";
 import { ServiceWarnings } from "./warnings.ts";
+import { CarriedServices } from "./carried.ts";
 import { releaseBalancer, type ServiceDeletionParts } from "./deletion.ts";
 import { type TriggerParts, watchNodes, watchSecrets, watchServices } from "./triggers.ts";
 import { keepOption, type NodeSyncParts, type Selection, syncNodes } from "./node_sync.ts";
@@ -97,10 +98,16 @@ class ServiceController implements Controller {
   readonly #secrets?: TlsSecretWatch;
   /** The firewall that follows the balancers, when the provider keeps one (firewall_follower.ts). */
   readonly #firewall?: FirewallFollower;
+  /** Class-less Services an exclusive class still serves (carried.ts). */
+  readonly #carried: CarriedServices;
 
   constructor(ctx: ControllerContext<ServiceFlags>, lbs: LoadBalancers) {
     this.#ctx = ctx;
     this.#lbs = lbs;
+    const find = lbs.getLoadBalancer?.bind(lbs);
+    this.#carried = new CarriedServices(
+      find && (async (svc, signal) => (await find(ctx.flags.clusterName, svc, signal)) !== undefined),
+    );
     this.#queue = new WorkQueue("service", {
       baseDelayMs: 5_000,
       maxDelayMs: 300_000,
@@ -245,13 +252,20 @@ class ServiceController implements Controller {
     return this.#lbs.nodeTargets?.drainPeriodMs?.() ?? 0;
   }
 
+  #classlessUnderExclusive(svc: Service): boolean {
+    return this.#ctx.flags.loadBalancerClassExclusive && svc.spec?.type === "LoadBalancer" &&
+      (svc.spec.loadBalancerClass === undefined || svc.spec.loadBalancerClass === null);
+  }
+
   #wants(svc: Service): boolean {
     if (svc.spec?.type !== "LoadBalancer") return false;
     const cls = svc.spec.loadBalancerClass;
     if (cls === undefined || cls === null) {
       // Exclusive: Services without a class are another implementation's. One this CCM served before
-      // the switch (it carries the finalizer) stays served until it goes: a flag never deletes balancers.
-      return !this.#ctx.flags.loadBalancerClassExclusive || hasFinalizer(svc);
+      // the switch stays served until it goes: a flag never deletes balancers (carried.ts says how
+      // "served before" is told).
+      return !this.#ctx.flags.loadBalancerClassExclusive ||
+        (hasFinalizer(svc) && this.#carried.known(objectKey(svc), svc) !== false);
     }
     return this.#ctx.flags.loadBalancerClass !== "" && cls === this.#ctx.flags.loadBalancerClass;
   }
@@ -277,9 +291,24 @@ class ServiceController implements Controller {
     const svc = this.#ctx.informers.for(SERVICES).get(key);
     if (!svc) {
       this.#nodeSets.forget(key);
+      this.#carried.forget(key);
       return;
     }
     const cluster = this.#ctx.flags.clusterName;
+    if (this.#classlessUnderExclusive(svc) && hasFinalizer(svc) && !svc.metadata?.deletionTimestamp) {
+      if (!(await this.#carried.resolve(key, svc, signal))) {
+        // Our finalizer on a Service we never served (a tenant wrote it): nothing in the cloud is its;
+        // the finalizer goes so the Service can, and the Service is another implementation's.
+        this.#log.info(
+          "{key}: has the load-balancer finalizer but no balancer of its own; left to its class",
+          {
+            key,
+          },
+        );
+        await setFinalizer(this.#ctx.client, svc, false);
+        return;
+      }
+    }
     if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#wants(svc))) {
       try {
         await releaseBalancer(this.#deletion, svc, signal);
