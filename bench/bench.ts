@@ -1,12 +1,13 @@
 /**
  * `deno task bench`: the CCM as its own process against a real kube-apiserver and the simulator
- * (API latency 50 ms, actions 1 s), in eight scenarios; writes bench/report.json, bench/report.md
+ * (API latency 50 ms, actions 1 s), in nine scenarios; writes bench/report.json, bench/report.md
  * and bench/convergence.svg.
  *
  *   deno task bench [--steady-minutes 10] [--steady-nodes 100,1000,5000] [--steady-refresh actions,list]
  *                   [--steady-skip 5000:list] [--steady-burst 1000]   (Nodes joining after each window)
  *                   [--latency-ms 50] [--action-ms 1000] [--robot-minutes 10] [--only burst_join,churn]
  *                   [--runs 3]   (the median run, min and load averages; steady_state: each pair's runs)
+ *                   [--restart-sizes 1000:50,5000:50] [--restart-observe 180]   (Nodes:balancers; seconds)
  *
  * `BENCH_STEADY_AUDIT=<dir>` keeps every cloud request of each steady-state run (see steady_state.ts).
  *
@@ -26,6 +27,7 @@ import { drainScenario } from "./drain.ts";
 import { tlsSecretsScenario } from "./tls_secrets.ts";
 import { repeated } from "./runs.ts";
 import { measuredNow, stamp } from "./measured.ts";
+import { restartScenario } from "./restart.ts";
 
 const SCENARIOS = [
   "burst_join",
@@ -36,6 +38,7 @@ const SCENARIOS = [
   "robot_mix",
   "drain",
   "tls_secrets",
+  "restart",
 ];
 const { values } = parseArgs({
   args: Deno.args,
@@ -50,6 +53,8 @@ const { values } = parseArgs({
     "steady-burst": { type: "string", default: "0" },
     "robot-minutes": { type: "string", default: "10" },
     runs: { type: "string", default: "1" },
+    "restart-sizes": { type: "string", default: "1000:50,5000:50" },
+    "restart-observe": { type: "string", default: "180" },
   },
 });
 setupLogging({ level: "warning", format: "text" });
@@ -102,6 +107,16 @@ if (only.has("drain")) {
 }
 
 if (only.has("tls_secrets")) results.tls_secrets = await tlsSecretsScenario(environment);
+
+if (only.has("restart")) {
+  results.restart = await restartScenario({
+    sizes: values["restart-sizes"]!.split(",").map((s) => s.split(":").map(Number) as [number, number]),
+    latencyMs: LATENCY,
+    actionMs: ACTION,
+    observeSeconds: Number(values["restart-observe"]),
+    runs: RUNS,
+  });
+}
 
 stamp(results, await measuredNow());
 const report = await writeReport(results, { latencyMs: LATENCY, actionMs: ACTION });

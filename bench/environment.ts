@@ -78,24 +78,26 @@ export async function benchEnvironment(
       sim.control.setLabels("server", server.id, { ...server.labels, [TARGET_LABEL]: uid });
     }
   }
-  const ccm = spawnCcm([
-    `--kubeconfig=${cluster.kubeconfigPath}`,
-    "--leader-elect=false",
-    "--cluster-cidr=10.244.0.0/16",
-    "--log-level=warning",
-    ...options.args ?? [],
-  ], {
-    HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
-    HCLOUD_ENDPOINT: sim.endpoint,
-    HCLOUD_NETWORK: "k8s",
-    HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
-    // lb11 reaches 25 servers (label-selector matches beyond are ignored); these clusters are larger.
-    HCLOUD_LOAD_BALANCERS_TYPE: "lb31",
-    // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
-    HCLOUD_NETWORK_ROUTES_ENABLED: "false",
-    ...robotEnv,
-    ...options.env,
-  }, { denoArgs: options.denoArgs, entry: options.entry });
+  const spawn = () =>
+    spawnCcm([
+      `--kubeconfig=${cluster.kubeconfigPath}`,
+      "--leader-elect=false",
+      "--cluster-cidr=10.244.0.0/16",
+      "--log-level=warning",
+      ...options.args ?? [],
+    ], {
+      HCLOUD_TOKEN: DEFAULT_SIM_TOKEN,
+      HCLOUD_ENDPOINT: sim.endpoint,
+      HCLOUD_NETWORK: "k8s",
+      HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1",
+      // lb11 reaches 25 servers (label-selector matches beyond are ignored); these clusters are larger.
+      HCLOUD_LOAD_BALANCERS_TYPE: "lb31",
+      // Hetzner networks hold at most 100 routes; large clusters route pods with their CNI.
+      HCLOUD_NETWORK_ROUTES_ENABLED: "false",
+      ...robotEnv,
+      ...options.env,
+    }, { denoArgs: options.denoArgs, entry: options.entry });
+  let ccm = spawn();
   const client = await adminClient(cluster);
   let peakRss = 0;
   /** Peak anonymous RSS (heap, stacks) and the file-backed part (the runtime's code) at that time. */
@@ -113,12 +115,29 @@ export async function benchEnvironment(
       fileAtPeak = kb("RssFile");
     }
   }, 1_000);
-  await waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
+  const ready = () =>
+    waitFor(async () => (await ccm.get("/readyz").catch(() => ({ status: 0 }))).status === 200, 60_000);
+  await ready();
   return {
     cluster,
     sim,
     client,
-    ccm,
+    /** The CCM running now (another one after {@link restart}). */
+    get ccm() {
+      return ccm;
+    },
+    /**
+     * The CCM killed (a crash, an OOM: `SIGKILL`; a rollout: `SIGTERM`) and started again as it was;
+     * resolves once the new one is running, before it is ready. Peak memory is the new process's.
+     */
+    async restart(signal: "SIGKILL" | "SIGTERM"): Promise<void> {
+      ccm.child.kill(signal);
+      await ccm.status;
+      peakRss = peakAnon = fileAtPeak = 0;
+      ccm = spawn();
+    },
+    /** Resolves once the running CCM answers /readyz. */
+    ready,
     /** The OS's peak RSS (VmHWM) of the CCM, or the highest sampled RSS where there is none. */
     peakRssMb: () => Math.round(Math.max(peakRss, ccm.peakRssBytes() ?? 0) / 1e5) / 10,
     /** Peak RssAnon and the RssFile sampled with it, in MB (Linux only; 0 elsewhere). */

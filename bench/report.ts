@@ -43,6 +43,7 @@ const TARGETS: Record<string, string> = {
   robot_mix: "200 Robot Nodes join and steady state well inside Robot's 200 server lists/hour",
   drain: "0 failed requests while every Node is replaced, with draining on",
   tls_secrets: "10 000 other Secrets add no memory; 0 requests in steady state, a handful per renewal",
+  restart: "a start ≤ 40 requests at 10 000 Nodes and 200 balancers; first action within seconds (issue 64)",
 };
 
 /** Writes the three files next to this module and returns report.json's content. */
@@ -97,6 +98,7 @@ export async function writeReport(
       ...robotSummary(results.robot_mix),
       ...drainSummary(results.drain),
       ...tlsSummary(results.tls_secrets),
+      ...restartSummary(results.restart),
       "![convergence](convergence.svg)",
       "",
     ].join("\n"),
@@ -164,6 +166,33 @@ function tlsSummary(r: ScenarioResult | undefined): string[] {
     `certificates; **${r.requests_per_renewal} per renewal**, 3 of them writes (find by content, upload, ` +
     `the sync's balancer lookup, the swap and its action, the re-read, list the Secret's certificates, ` +
     `delete the old one).`,
+    "",
+  ];
+}
+
+/** The restart scenario: one row per size. */
+function restartSummary(r: ScenarioResult | undefined): string[] {
+  if (!r) return [];
+  type Row = Record<string, unknown> & { start_requests_by_endpoint: Record<string, number> };
+  const rows = (r.matrix as Row[] | undefined) ?? [r as unknown as Row];
+  const top = (by: Record<string, number>) =>
+    Object.entries(by).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, n]) => `${k} ${n}`).join(", ");
+  return [
+    "## A start (the CCM killed and started again)",
+    "",
+    `Requests of the first ${r.observed_seconds} s after a start, by endpoint; seconds from the start to ` +
+    "/readyz, to a new Node initialized and to a new Service's ingress (both waiting at the start); peak " +
+    "anonymous and file-backed memory; a crash loop's spend at 12 starts an hour.",
+    "",
+    "| Nodes | balancers | start requests | most | ready s | first Node s | first Service s | anon MB | file MB | crash loop requests/hour |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows.map((x) =>
+      `| ${x.nodes} | ${x.balancers} | ${x.start_requests} | ${
+        top(x.start_requests_by_endpoint)
+      } | ${x.ready_seconds} | ` +
+      `${x.first_node_seconds} | ${x.first_service_seconds} | ${x.rss_anon_mb_peak} | ${x.rss_file_mb} | ` +
+      `${x.crash_loop_requests_per_hour} |`
+    ),
     "",
   ];
 }

@@ -259,7 +259,8 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
   },
   ROBOT_ENABLED: {
     default: "false",
-    meaning: "Robot (dedicated) servers next to Cloud servers.",
+    meaning:
+      "Robot (dedicated) servers next to Cloud servers. Unset, with no ROBOT_* credential variable and both credentials in the Syself chart's mount (/etc/hetzner-secret): on, as that chart's CCM.",
     hccm: "same",
   },
   ROBOT_USER: { default: "", meaning: "Robot webservice user.", hccm: "same" },
@@ -289,7 +290,8 @@ export const ENV_REFERENCE: Record<EnvVar, EnvReference> = {
   },
   HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL: {
     default: "true",
-    meaning: "false: new Robot Nodes get hcloud://bm-<number> (Cluster API Provider Hetzner's form).",
+    meaning:
+      "false: new Robot Nodes get hcloud://bm-<number> (Cluster API Provider Hetzner's form). Default false when Robot is on by the Syself chart's mount.",
     hccm: "syself",
   },
   DENO_CCM_ENV_NAMES: {

@@ -83,6 +83,12 @@ const EXPECT: Record<string, (w: Rendered, env: Record<string, string | undefine
       assertEquals(w.spec.template.spec.nodeSelector, { "node-role.kubernetes.io/control-plane": "" });
       assertEquals([env.KUBERNETES_SERVICE_HOST, env.KUBERNETES_SERVICE_PORT], ["127.0.0.1", "7445"]);
       assertEquals(env.HCLOUD_LOAD_BALANCERS_PRIVATE_SUBNET_IP_RANGE, "10.0.96.0/19");
+      // Bare-metal pools: Robot on, its credentials from the Secret keys the module writes, routes off.
+      assertEquals([env.ROBOT_ENABLED, env.HCLOUD_NETWORK_ROUTES_ENABLED], ["true", "false"]);
+      const robotUser = w.spec.template.spec.containers[0].env.find((e: { name: string }) =>
+        e.name === "ROBOT_USER"
+      );
+      assertEquals(robotUser?.valueFrom?.secretKeyRef, { name: "hcloud", key: "robot-user" });
     },
     "hcloud-talos.yaml": (w) => {
       assert(w.spec.template.spec.containers[0].args.includes("--cluster-cidr=10.0.16.0/20"));

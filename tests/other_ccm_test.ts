@@ -13,7 +13,7 @@ import { registerNode, startCcm, testEnvironment } from "../testing/ccm_harness.
 import { eventually, freePort } from "../testing/helpers.ts";
 import { KubeControllerManager } from "../testing/kube_controller_manager.ts";
 import { officialManifest } from "../testing/official_chart.ts";
-import { DEPLOYMENTS, EVENTS, LEASES, NODES } from "../kube/resources.ts";
+import { DAEMON_SETS, DEPLOYMENTS, EVENTS, LEASES, NODES } from "../kube/resources.ts";
 
 Deno.test({
   name:
@@ -118,6 +118,82 @@ Deno.test({
     } finally {
       await a.stop();
       await close(b);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "other CCM: the official DaemonSet an installer leaves behind (hcloud-k8s, hcloud-talos): ours installed beside it stands by, and acts once it is deleted",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // The runbooks of Talos installers: the installer's CCM switched off (`hcloud_ccm_enabled = false`,
+    // `deploy_hcloud_ccm = false`) leaves its workload running — neither Talos's inline manifests nor
+    // `apply_only` delete anything — and ours is installed beside it, then the old one is deleted.
+    const { cluster, sim, client, close } = await testEnvironment();
+    const kcm = await KubeControllerManager.start(
+      cluster,
+      "10.244.0.0/16",
+      "daemonset-controller,garbage-collector-controller",
+    );
+    const controlPlane = { "node-role.kubernetes.io/control-plane": "" };
+    sim.addServer({ name: "cp-1", ipv4: "203.0.113.83" });
+    sim.addServer({ name: "node-c", ipv4: "203.0.113.84" });
+    await registerNode(client, "cp-1", { labels: controlPlane });
+    // hcloud-k8s renders the official chart as a DaemonSet on the control planes, with leader election.
+    const deployment = JSON.parse(officialManifest());
+    const template = deployment.spec.template;
+    delete template.spec.nodeName;
+    template.spec.nodeSelector = controlPlane;
+    template.spec.tolerations = [{ operator: "Exists" }];
+    template.spec.containers[0].args = [
+      "--allow-untagged-cloud",
+      "--cloud-provider=hcloud",
+      "--leader-elect=true",
+    ];
+    await client.create(DAEMON_SETS, {
+      apiVersion: "apps/v1",
+      kind: "DaemonSet",
+      metadata: { name: "hcloud-cloud-controller-manager", namespace: "kube-system" },
+      spec: { selector: deployment.spec.selector, template },
+    }, { namespace: "kube-system" });
+    await eventually(
+      async () =>
+        ((await client.get(DAEMON_SETS, "hcloud-cloud-controller-manager", { namespace: "kube-system" })) as {
+          status?: { currentNumberScheduled?: number };
+        }).status?.currentNumberScheduled === 1,
+      30_000,
+    );
+
+    const port = freePort();
+    const ccm = await startCcm(cluster, sim, [
+      "--controllers=cloud-node",
+      "--leader-elect=true",
+      `--secure-port=${port}`,
+      "--bind-address=127.0.0.1",
+    ]);
+    const initialized = async (name: string) => !!(await client.get(NODES, name)).spec?.providerID;
+    try {
+      let report = "";
+      await eventually(async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz?verbose`);
+        report = await res.text();
+        return res.status === 503 && report.includes("DaemonSet kube-system/hcloud-cloud-controller-manager");
+      }, 20_000);
+      await registerNode(client, "node-c");
+      await new Promise((r) => setTimeout(r, 3_000));
+      assertEquals([await initialized("cp-1"), await initialized("node-c")], [false, false], report);
+
+      // The runbook's deletion: in the foreground, so the DaemonSet stays until its pods are gone.
+      await client.delete(DAEMON_SETS, "hcloud-cloud-controller-manager", {
+        namespace: "kube-system",
+        propagationPolicy: "Foreground",
+      });
+      await eventually(async () => (await initialized("cp-1")) && (await initialized("node-c")), 30_000);
+    } finally {
+      await kcm.stop();
+      await close(ccm);
     }
   },
 });

@@ -20,7 +20,10 @@ export const DEFAULT_ROBOT_ENDPOINT = "https://robot-ws.your-server.de";
 
 /** What the provider needs to reach Robot. */
 export interface RobotConfig {
-  /** `ROBOT_ENABLED`: Robot servers are Nodes of this cluster. */
+  /**
+   * `ROBOT_ENABLED`: Robot servers are Nodes of this cluster. Unset, and no variable naming a Robot
+   * credential, it is on when the Syself mount holds both (that chart's CCM has no such switch).
+   */
   enabled: boolean;
   /** Both or neither: without them Robot Nodes can only be targeted by their InternalIP. */
   user?: string;
@@ -36,8 +39,9 @@ export interface RobotConfig {
   forwardInternalIps: boolean;
   /**
    * `HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL` (the Syself name; default true, the official CCM's
-   * form): false writes `hcloud://bm-<number>` on Robot Nodes, the form Cluster API Provider Hetzner
-   * matches its Machines by. Both forms are always read; a set provider ID is never rewritten.
+   * form, but false when Robot is on by the Syself mount): false writes `hcloud://bm-<number>` on Robot
+   * Nodes, the form Cluster API Provider Hetzner matches its Machines by. Both forms are always read; a
+   * set provider ID is never rewritten.
    */
   hrobotProviderIds: boolean;
 }
@@ -88,9 +92,18 @@ export async function readRobotConfig(
     }
     return ms;
   };
-  const enabled = parseBool("ROBOT_ENABLED", false);
   const user = await secret("ROBOT_USER");
   const password = await secret("ROBOT_PASSWORD");
+  // The Syself chart's CCM has no ROBOT_ENABLED: it serves Robot whenever its mount holds both
+  // credentials, and names Robot Nodes `hcloud://bm-<number>` (what CAPH matches its Machines by). Ours
+  // swapped in under that chart does the same, so its bare-metal Nodes are not left uninitialized;
+  // either variable set says otherwise.
+  const named =
+    (["ROBOT_USER", "ROBOT_USER_NAME", "ROBOT_PASSWORD", "ROBOT_USER_FILE", "ROBOT_PASSWORD_FILE"] as const)
+      .some((n) => str(n) !== undefined);
+  const syselfSetup = str("ROBOT_ENABLED") === undefined && !named && user !== undefined &&
+    password !== undefined;
+  const enabled = syselfSetup || parseBool("ROBOT_ENABLED", false);
   if (enabled && (user === undefined) !== (password === undefined)) {
     errors.push("ROBOT_USER and ROBOT_PASSWORD: set both (or their _FILE forms), or neither");
   }
@@ -108,7 +121,7 @@ export async function readRobotConfig(
     rateLimitWaitMs: duration("ROBOT_RATE_LIMIT_WAIT_TIME", 300_000),
     // As in the official CCM: only meaningful with Robot on.
     forwardInternalIps: enabled && parseBool("ROBOT_FORWARD_INTERNAL_IPS", true),
-    hrobotProviderIds: parseBool("HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL", true),
+    hrobotProviderIds: parseBool("HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL", !syselfSetup),
   };
 }
 

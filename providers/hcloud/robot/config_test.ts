@@ -86,3 +86,28 @@ Deno.test("robot config: a hostile file at the Syself mount (FIFO, oversized) is
   assertEquals([config.user, config.password], [undefined, undefined]);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("robot config: under the Syself chart (its mount holds both credentials, no variable) Robot is on with bm- provider IDs, as that chart's CCM", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/robot-user`, "syself-u\n");
+  await Deno.writeTextFile(`${dir}/robot-password`, "syself-p\n");
+  const read = async (env: Record<string, string>) => {
+    const errors: string[] = [];
+    const c = await readRobotConfig(env, errors, bool(env), dir);
+    assertEquals(errors, []);
+    return [c.enabled, c.user, c.hrobotProviderIds];
+  };
+  assertEquals(await read({}), [true, "syself-u", false]);
+  // Either variable set says otherwise.
+  assertEquals(await read({ ROBOT_ENABLED: "false" }), [false, undefined, true]);
+  assertEquals(await read({ HCLOUD_USE_HROBOT_PROVIDER_ID_FOR_BAREMETAL: "true" }), [true, "syself-u", true]);
+  assertEquals(
+    await read({ ROBOT_ENABLED: "true" }),
+    [true, "syself-u", true],
+    "as the official CCM's setup",
+  );
+  // Only one credential in the mount: not that setup (and off, as before).
+  await Deno.remove(`${dir}/robot-password`);
+  assertEquals(await read({}), [false, undefined, true]);
+  await Deno.remove(dir, { recursive: true });
+});
