@@ -9,7 +9,14 @@
  * @module
  */
 import type { ActionWaiter, HcloudClient, Schemas } from "../../../hcloud_api/mod.ts";
-import { CLUSTER_ID_LABEL, CONSENT_LABEL, SHARE_LABEL, TARGET_LABEL, TLS_REF_LABEL } from "../names.ts";
+import {
+  CLUSTER_ID_LABEL,
+  CO_MANAGED_STATE,
+  CONSENT_LABEL,
+  SHARE_LABEL,
+  TARGET_LABEL,
+  TLS_REF_LABEL,
+} from "../names.ts";
 
 /** The kinds of residue, in the order they are reported and removed. */
 export type ResidueKind =
@@ -19,6 +26,7 @@ export type ResidueKind =
   | "tls-certificate"
   | "certificate-labels"
   | "shared-balancer"
+  | "co-managed-balancer"
   | "firewall-rules";
 
 /** One piece of residue. */
@@ -88,6 +96,9 @@ export async function findResidue(client: HcloudClient, clusterId: string): Prom
       t.type === "label_selector" && t.label_selector?.selector === selector
     );
     const serverTargets = (lb.targets ?? []).filter((t) => t.type === "server").length;
+    // Made outside Kubernetes and co-managed (`attach-to`, `id`): its server targets are its maker's,
+    // and the ports ours added reach this cluster's Nodes only through our target.
+    const coManaged = ours && lb.labels?.[CLUSTER_ID_LABEL] !== clusterId;
     if (ours) {
       out.push({
         kind: "selector-target",
@@ -95,9 +106,26 @@ export async function findResidue(client: HcloudClient, clusterId: string): Prom
         name: lb.name,
         detail:
           `label-selector target ${selector} (the official CCM adds a server target per Node and leaves it)`,
-        kept: serverTargets === 0
+        kept: coManaged
+          ? "co-managed (below): the ports this cluster added reach its Nodes through it"
+          : serverTargets === 0
           ? "no server target yet: it is the balancer's only one; let the official CCM sync this Service first"
           : undefined,
+      });
+    }
+    if (coManaged) {
+      out.push({
+        kind: "co-managed-balancer",
+        id: lb.id,
+        name: lb.name,
+        detail:
+          "made outside Kubernetes; this cluster's Services added ports to it (`attach-to`, `id`): the " +
+          "official CCM reads neither annotation, makes each such Service a balancer of its own, and leaves " +
+          "this one as it is",
+        kept: "once those Services have their own balancers, remove the ports they added (each Service's " +
+          `${CO_MANAGED_STATE} annotation names them): hcloud load-balancer delete-service ${lb.id} ` +
+          `--listen-port <port>; then the target: hcloud load-balancer remove-target ${lb.id} ` +
+          `--label-selector ${selector}`,
       });
     }
     if (lb.labels?.[SHARE_LABEL] !== undefined && lb.labels?.[CLUSTER_ID_LABEL] === clusterId) {
@@ -173,6 +201,7 @@ export async function findResidue(client: HcloudClient, clusterId: string): Prom
     "tls-certificate",
     "certificate-labels",
     "shared-balancer",
+    "co-managed-balancer",
     "firewall-rules",
   ];
   return out.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || a.id - b.id);
