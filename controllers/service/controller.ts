@@ -6,16 +6,16 @@
  *
  * Services are synced when their spec, annotations or deletion state change, not on resyncs, so an
  * unchanged cluster costs no cloud calls. Invalid input (a `TerminalError`) is reported as a
- * Warning event and retried only when the Service changes. What the controller knows of the node
- * set lives in one `NodeSetMemory` (nodes.ts); what queues work is in triggers.ts, a
- * node sync in node_sync.ts, a failed sync's report in failure.ts; the balancers as
- * a whole (orphans, missing and drifted ones) are looked after by `LoadBalancerHousekeeping`
- * (lb_housekeeping.ts).
+ * Warning event and retried only when the Service changes. What the loops share — which Services are
+ * served, what their balancers were synced with, the draining and held Nodes — is one `ServiceBook`
+ * (book.ts) each is given; what queues work is in triggers.ts, a node sync in node_sync.ts, a failed
+ * sync's report in failure.ts; the balancers as a whole (orphans, missing and drifted ones) are looked
+ * after by `LoadBalancerHousekeeping` (lb_housekeeping.ts), the firewall by `FirewallFollower`.
  *
  * @module
  */
 import { FirewallFollower } from "./firewall_follower.ts";
-import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
 import { objectKey } from "../../kube/informer.ts";
@@ -26,7 +26,7 @@ import { logger } from "../../lib/log.ts";
 import { withPriority } from "../../lib/priority.ts";
 import { reconcilePolicy } from "../../kube/reconcile.ts";
 import { LoopHealth } from "../../lib/loop_health.ts";
-import { nodeSet, NodeSetMemory, targetable } from "./nodes.ts";
+import { type NodeSetMemory, targetable } from "./nodes.ts";
 import { heldMessage } from "./node_change_guard.ts";
 import { ChangeBudget } from "./change_budget.ts";
 import { type HousekeepingFlags, LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
@@ -36,10 +36,10 @@ import { readyCondition, statusPatch } from "./status.ts";
 import { reportSyncFailure } from "./failure.ts";
 import { hasFinalizer, patchAnnotations, patchStatus, sameIngress, setFinalizer } from "./writes.ts";
 import { ServiceWarnings } from "./warnings.ts";
-import { CarriedServices } from "./carried.ts";
+import { keepOption, ServiceBook } from "./book.ts";
 import { releaseBalancer, type ServiceDeletionParts } from "./deletion.ts";
 import { type TriggerParts, watchNodes, watchSecrets, watchServices } from "./triggers.ts";
-import { keepOption, type NodeSyncParts, type Selection, syncNodes } from "./node_sync.ts";
+import { type NodeSyncParts, syncNodes } from "./node_sync.ts";
 
 /** The flags this controller reads, and nothing else of the command line. */
 export type ServiceFlags = Pick<
@@ -86,28 +86,21 @@ class ServiceController implements Controller {
   readonly #nodeSync: NodeSyncParts;
   readonly #log = logger("service");
   readonly #housekeeping: LoadBalancerHousekeeping;
-  /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
-  readonly #stateKeys = new Set<string>();
-  readonly #nodeSets = new NodeSetMemory(
-    () => this.#ctx.informers.for(NODES).list(),
-    () => this.#ctx.clock.now(),
-  );
+  /** What the loops share: which Services are served, what their balancers target (book.ts). */
+  readonly #book: ServiceBook;
+  readonly #nodeSets: NodeSetMemory;
   /** Syncs started by tenants' changes, per namespace (change_budget.ts). */
   readonly #budget = new ChangeBudget(undefined, undefined, () => this.#ctx.clock.now());
   /** The TLS Secrets balancers serve certificates from, when the provider can (secrets.ts). */
   readonly #secrets?: TlsSecretWatch;
   /** The firewall that follows the balancers, when the provider keeps one (firewall_follower.ts). */
   readonly #firewall?: FirewallFollower;
-  /** Class-less Services an exclusive class still serves (carried.ts). */
-  readonly #carried: CarriedServices;
 
   constructor(ctx: ControllerContext<ServiceFlags>, lbs: LoadBalancers) {
     this.#ctx = ctx;
     this.#lbs = lbs;
-    const find = lbs.getLoadBalancer?.bind(lbs);
-    this.#carried = new CarriedServices(
-      find && (async (svc, signal) => (await find(ctx.flags.clusterName, svc, signal)) !== undefined),
-    );
+    this.#book = new ServiceBook(ctx.informers, ctx.flags, lbs, ctx.clock);
+    this.#nodeSets = this.#book.nodeSets;
     this.#queue = new WorkQueue("service", {
       baseDelayMs: 5_000,
       maxDelayMs: 300_000,
@@ -137,12 +130,8 @@ class ServiceController implements Controller {
       patchAnnotations: (svc, annotations) => this.#patchAnnotations(svc, annotations),
     };
     this.#nodeSync = {
+      book: this.#book,
       lbs,
-      nodeSets: this.#nodeSets,
-      services: () => ctx.informers.for(SERVICES).list(),
-      wants: (svc) => this.#wants(svc),
-      drainMs: () => this.#drainMs(),
-      selection: (key, svc, nodes, set) => this.#selection(key, svc, nodes, set),
       scheduleDrainEnd: () => this.#scheduleDrainEnd(),
       clusterName: ctx.flags.clusterName,
       concurrency: ctx.flags.concurrentServiceSyncs,
@@ -154,19 +143,13 @@ class ServiceController implements Controller {
       targetableChanged: () => this.#firewall?.poke(),
     };
     // Labels count as a cost only where a balancer's node-selector reads them.
-    this.#nodeSets.labelsMatter = () => {
-      const nodeTargets = this.#lbs.nodeTargets;
-      if (!nodeTargets) return true;
-      return this.#ctx.informers.for(SERVICES).list().some((svc) =>
-        this.#wants(svc) && nodeTargets.selected(svc, []) !== undefined
-      );
-    };
+    this.#nodeSets.labelsMatter = () => this.#book.labelsMatter();
     // A Node whose labels change too often is held (probe P4): said on the Node, once per hold.
     this.#nodeSets.onHeld = ({ node, releaseInMs }) =>
       this.#recorder.event(NODES, node, "Warning", "NodeChangesHeld", heldMessage(releaseInMs));
     this.#housekeeping = new LoadBalancerHousekeeping(ctx, lbs.inventory, this.#recorder, {
-      wanted: () => this.#ctx.informers.for(SERVICES).list().filter((s) => this.#wants(s)),
-      synced: () => this.#syncedServices(),
+      wanted: () => this.#book.wanted(),
+      synced: () => this.#book.synced(),
       balancerOf: (svc) => lbs.getLoadBalancerName(ctx.flags.clusterName, svc),
       resync: (svc, recreate) => {
         if (recreate) this.#nodeSets.forget(objectKey(svc));
@@ -186,9 +169,7 @@ class ServiceController implements Controller {
       recorder: this.#recorder,
       budget: this.#budget,
       queue: this.#queue,
-      nodeSets: this.#nodeSets,
-      stateKeys: this.#stateKeys,
-      wants: (svc) => this.#wants(svc),
+      book: this.#book,
       nodeSync: () => {
         this.#nodeSets.nodesChanged();
         this.#nodeQueue.addAfter(NODE_SYNC, this.#nodeSets.syncPaceMs());
@@ -247,56 +228,16 @@ class ServiceController implements Controller {
   /** A failed sync's retry is paid from its namespace's budget, as its changes are (review Q3). */
   readonly #payRetry = (key: string, delayMs: number) => this.#budget.payRetry(namespaceOf(key), delayMs);
 
-  /** How long balancers keep a Node that leaves (0: removed at once, as upstream; the provider says). */
-  #drainMs(): number {
-    return this.#lbs.nodeTargets?.drainPeriodMs?.() ?? 0;
-  }
-
-  #classlessUnderExclusive(svc: Service): boolean {
-    return this.#ctx.flags.loadBalancerClassExclusive && svc.spec?.type === "LoadBalancer" &&
-      (svc.spec.loadBalancerClass === undefined || svc.spec.loadBalancerClass === null);
-  }
-
-  #wants(svc: Service): boolean {
-    if (svc.spec?.type !== "LoadBalancer") return false;
-    const cls = svc.spec.loadBalancerClass;
-    if (cls === undefined || cls === null) {
-      // Exclusive: Services without a class are another implementation's. One this CCM served before
-      // the switch stays served until it goes: a flag never deletes balancers (carried.ts says how
-      // "served before" is told).
-      return !this.#ctx.flags.loadBalancerClassExclusive ||
-        (hasFinalizer(svc) && this.#carried.known(objectKey(svc), svc) !== false);
-    }
-    return this.#ctx.flags.loadBalancerClass !== "" && cls === this.#ctx.flags.loadBalancerClass;
-  }
-
-  /**
-   * What the Service's balancer targets, to compare with its last sync: the Nodes the provider says it
-   * selects (a node selector, say; else the whole set), and those it keeps while they drain (`keep`).
-   */
-  #selection(key: string, svc: Service, nodes: Node[], set: string): Selection {
-    const names = this.#lbs.nodeTargets?.selected(svc, nodes);
-    const keep = this.#nodeSets.keep(key, names, nodes, this.#drainMs());
-    if (keep.size) {
-      this.#log.debug("{key}: keeping {nodes} while they drain", { key, nodes: [...keep].join(", ") });
-    }
-    if (!names) return { target: set, keep };
-    return {
-      target: nodeSet(nodes.filter((n) => names.has(n.metadata!.name!) || keep.has(n.metadata!.name!))),
-      keep,
-    };
-  }
-
   async #sync(key: string, signal: AbortSignal): Promise<void> {
     const svc = this.#ctx.informers.for(SERVICES).get(key);
     if (!svc) {
       this.#nodeSets.forget(key);
-      this.#carried.forget(key);
+      this.#book.carried.forget(key);
       return;
     }
     const cluster = this.#ctx.flags.clusterName;
-    if (this.#classlessUnderExclusive(svc) && hasFinalizer(svc) && !svc.metadata?.deletionTimestamp) {
-      if (!(await this.#carried.resolve(key, svc, signal))) {
+    if (this.#book.classlessUnderExclusive(svc) && hasFinalizer(svc) && !svc.metadata?.deletionTimestamp) {
+      if (!(await this.#book.carried.resolve(key, svc, signal))) {
         // Our finalizer on a Service we never served (a tenant wrote it): nothing in the cloud is its;
         // the finalizer goes so the Service can, and the Service is another implementation's.
         this.#log.info(
@@ -309,7 +250,7 @@ class ServiceController implements Controller {
         return;
       }
     }
-    if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#wants(svc))) {
+    if (hasFinalizer(svc) && (svc.metadata?.deletionTimestamp || !this.#book.wants(svc))) {
       try {
         await releaseBalancer(this.#deletion, svc, signal);
       } catch (err) {
@@ -324,10 +265,10 @@ class ServiceController implements Controller {
       this.#housekeeping.sweepSoon();
       return;
     }
-    if (!this.#wants(svc)) return;
+    if (!this.#book.wants(svc)) return;
     // The finalizer lands before any cloud call; a Service already gone gets no load balancer.
     if (!hasFinalizer(svc) && !(await setFinalizer(this.#ctx.client, svc, true))) return;
-    const { nodes, set } = this.#nodeSets.targets(this.#drainMs());
+    const { nodes, set } = this.#nodeSets.targets(this.#book.drainMs());
     if (this.#nodeSets.eligible().nodes.length === 0) {
       this.#recorder.event(
         SERVICES,
@@ -338,7 +279,7 @@ class ServiceController implements Controller {
       );
     }
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
-    const selection = this.#selection(key, svc, nodes, set);
+    const selection = this.#book.selection(key, svc, nodes, set);
     let result;
     try {
       const secrets = this.#secrets?.secretsOf(svc);
@@ -376,20 +317,12 @@ class ServiceController implements Controller {
     // is looked at again now, against what was ensured: a node sync catches up on a difference, and a
     // Node that left meanwhile is recorded as draining, its end scheduled (the draining test's stall:
     // w2 left the pool between the first ensure and its record, and nothing looked again).
-    const after = this.#nodeSets.targets(this.#drainMs());
-    const again = this.#selection(key, svc, after.nodes, after.set);
+    const after = this.#nodeSets.targets(this.#book.drainMs());
+    const again = this.#book.selection(key, svc, after.nodes, after.set);
     if (after.set !== set || again.target !== selection.target) this.#nodeQueue.add(NODE_SYNC);
     else if (again.keep.size) this.#scheduleDrainEnd();
     this.#firewall?.ensured(key);
     this.#recorder.event(SERVICES, svc, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
-  }
-
-  /** The Services whose last sync succeeded and that still want a balancer. */
-  #syncedServices(): Service[] {
-    return this.#ctx.informers.for(SERVICES).list().filter((svc) =>
-      this.#nodeSets.syncedWith(objectKey(svc)) !== undefined && this.#wants(svc) &&
-      !svc.metadata?.deletionTimestamp
-    );
   }
 
   /**
@@ -397,7 +330,7 @@ class ServiceController implements Controller {
    * (none while nothing drains or is held).
    */
   #scheduleDrainEnd(): void {
-    const drainEnd = this.#nodeSets.nextDrainEnd(this.#drainMs());
+    const drainEnd = this.#nodeSets.nextDrainEnd(this.#book.drainMs());
     if (drainEnd !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, drainEnd + DRAIN_SLACK_MS);
     const release = this.#nodeSets.nextRelease();
     if (release !== undefined) this.#nodeQueue.addAfter(NODE_SYNC, release + DRAIN_SLACK_MS);
@@ -414,7 +347,7 @@ class ServiceController implements Controller {
 
   /** Writes the provider's state annotations; their keys never make a sync worth running. */
   async #patchAnnotations(svc: Service, annotations: Record<string, string | null>): Promise<void> {
-    for (const key of Object.keys(annotations)) this.#stateKeys.add(key);
+    for (const key of Object.keys(annotations)) this.#book.stateKeys.add(key);
     await patchAnnotations(this.#ctx.client, svc, annotations);
   }
 }

@@ -15,21 +15,16 @@ import type { LoadBalancers } from "../../providers/provider.ts";
 import type { ServiceWarnings } from "./warnings.ts";
 import { logger } from "../../lib/log.ts";
 
+import { targetable } from "./nodes.ts";
+import { keepOption, type Selection, type ServiceBook } from "./book.ts";
+
 const log = logger("service", "nodes");
-import { type NodeSetMemory, targetable } from "./nodes.ts";
 
 /** What a node sync works with. */
 export interface NodeSyncParts {
+  /** The room's shared state: which Services are served, what their balancers target. */
+  book: ServiceBook;
   lbs: LoadBalancers;
-  nodeSets: NodeSetMemory;
-  /** Every Service the informer has. */
-  services(): Service[];
-  /** Whether a Service is ours to serve (type and class). */
-  wants(svc: Service): boolean;
-  /** How long balancers keep a Node that leaves. */
-  drainMs(): number;
-  /** What a Service's balancer targets now (see {@link Selection}). */
-  selection(key: string, svc: Service, nodes: Node[], set: string): Selection;
   /** Asks for the node syncs that end drains and holds. */
   scheduleDrainEnd(): void;
   clusterName: string;
@@ -45,27 +40,17 @@ export interface NodeSyncParts {
   targetableChanged?(key: string): void;
 }
 
-/** What one Service's balancer should target: the node set's key and the Nodes kept while draining. */
-export interface Selection {
-  target: string;
-  keep: Set<string>;
-}
-
-/** The Nodes a balancer keeps while they drain, for the provider (nothing when none). */
-export function keepOption(keep: Set<string>): { keep?: ReadonlySet<string> } {
-  return keep.size ? { keep } : {};
-}
-
 /** Updates the targets of every load balancer whose node set changed; never throws for one Service. */
 export async function syncNodes(parts: NodeSyncParts, signal: AbortSignal): Promise<void> {
-  const { nodeSets } = parts;
-  const { nodes, set } = nodeSets.targets(parts.drainMs());
+  const { book } = parts;
+  const { nodeSets } = book;
+  const { nodes, set } = nodeSets.targets(book.drainMs());
   const selections = new Map<string, Selection>();
-  const stale = parts.services().filter((svc) => {
+  const stale = book.services().filter((svc) => {
     const key = objectKey(svc);
     const last = nodeSets.syncedWith(key);
-    if (last === undefined || !parts.wants(svc) || svc.metadata?.deletionTimestamp) return false;
-    const selection = parts.selection(key, svc, nodes, set);
+    if (last === undefined || !book.wants(svc) || svc.metadata?.deletionTimestamp) return false;
+    const selection = book.selection(key, svc, nodes, set);
     selections.set(key, selection);
     return last !== selection.target;
   });
@@ -79,7 +64,7 @@ export async function syncNodes(parts: NodeSyncParts, signal: AbortSignal): Prom
   // Shared work (server labels) follows the node set itself, whether or not a Service is stale:
   // after a restart or a run of failed syncs none may be, and the labels must not lag.
   // Only while some Service wants a load balancer: the first ensure labels the servers anyway.
-  const anyWanted = parts.services().some((svc) => parts.wants(svc));
+  const anyWanted = book.services().some((svc) => book.wants(svc));
   if (parts.lbs.nodeTargets && anyWanted && nodeSets.needsSharedWork(set)) {
     await parts.lbs.nodeTargets.sync(parts.clusterName, nodes, signal);
     nodeSets.sharedWorkDone(set);
@@ -102,7 +87,7 @@ async function updateOne(
   const key = objectKey(svc);
   try {
     const selection = selections.get(key)!;
-    const before = parts.nodeSets.syncedWith(key);
+    const before = parts.book.nodeSets.syncedWith(key);
     const result = await parts.lbs.updateLoadBalancer({
       clusterName: parts.clusterName,
       service: svc,
@@ -110,7 +95,7 @@ async function updateOne(
       ...keepOption(selection.keep),
     }, signal);
     parts.warnings.say(svc, result?.warnings);
-    parts.nodeSets.synced(key, selection.target);
+    parts.book.nodeSets.synced(key, selection.target);
     if (targetable(before) !== targetable(selection.target)) parts.targetableChanged?.(key);
     // Events only for work done: a label-selector balancer or a missing one was not updated.
     if (result && result.updated === false) return;

@@ -14,7 +14,8 @@ import type { InformerFactory } from "../../kube/informer_factory.ts";
 import { NODES, SERVICES } from "../../kube/resources.ts";
 import type { WorkQueue } from "../../kube/work_queue.ts";
 import { type ChangeBudget, throttledMessage } from "./change_budget.ts";
-import { eligibleNode, EXCLUDE_LABEL, type NodeSetMemory, sameLabels } from "./nodes.ts";
+import { eligibleNode, EXCLUDE_LABEL, sameLabels } from "./nodes.ts";
+import type { ServiceBook } from "./book.ts";
 import { hasFinalizer } from "./writes.ts";
 import type { TlsSecretWatch } from "./secrets.ts";
 
@@ -25,11 +26,8 @@ export interface TriggerParts {
   budget: ChangeBudget;
   /** The Service queue. */
   queue: WorkQueue;
-  nodeSets: NodeSetMemory;
-  /** Annotation keys the provider keeps state in: writing them is no reason to sync again. */
-  stateKeys: Set<string>;
-  /** Whether a Service is ours to serve (type and class). */
-  wants(svc: Service): boolean;
+  /** The room's shared state: which Services are served, the node sets, the provider's state keys. */
+  book: ServiceBook;
   /** Asks for a node sync, after the pace the node set's size sets. */
   nodeSync(): void;
   /** Whether a balancer may select Nodes by their labels (the provider has node targets). */
@@ -41,7 +39,7 @@ export function watchServices(parts: TriggerParts): void {
   const { informers, queue } = parts;
   // The informer's first list is the CCM's own start, not a tenant's change: no budget.
   const changed = (svc: Service) => {
-    if (!parts.wants(svc) && !hasFinalizer(svc)) return;
+    if (!parts.book.wants(svc) && !hasFinalizer(svc)) return;
     const key = objectKey(svc);
     if (!informers.for(SERVICES).hasSynced()) return queue.add(key);
     const admitted = parts.budget.admit(svc.metadata?.namespace ?? "default", key);
@@ -61,9 +59,11 @@ export function watchServices(parts: TriggerParts): void {
   informers.for(SERVICES).addHandlers({
     onAdd: changed,
     onUpdate: (old, svc) => {
-      if (old !== svc && relevant(old, parts.stateKeys) !== relevant(svc, parts.stateKeys)) changed(svc);
+      if (old !== svc && relevant(old, parts.book.stateKeys) !== relevant(svc, parts.book.stateKeys)) {
+        changed(svc);
+      }
     },
-    onDelete: (svc) => parts.nodeSets.forget(objectKey(svc)),
+    onDelete: (svc) => parts.book.nodeSets.forget(objectKey(svc)),
   });
 }
 
@@ -71,7 +71,7 @@ export function watchServices(parts: TriggerParts): void {
 export function watchSecrets(parts: TriggerParts, secrets: TlsSecretWatch): void {
   secrets.onChange((namespace, name) => {
     for (const svc of parts.informers.for(SERVICES).list()) {
-      if (parts.wants(svc) && secrets.names(svc, namespace, name)) parts.queue.add(objectKey(svc));
+      if (parts.book.wants(svc) && secrets.names(svc, namespace, name)) parts.queue.add(objectKey(svc));
     }
   });
 }
@@ -83,7 +83,7 @@ export function watchNodes(parts: TriggerParts): void {
     onDelete: parts.nodeSync,
     onUpdate: (old, node) => {
       // Any real change may alter what providers read (addresses, say); resyncs (old === node) do not.
-      if (old !== node) parts.nodeSets.nodesChanged();
+      if (old !== node) parts.book.nodeSets.nodesChanged();
       if (
         eligibleNode(old) !== eligibleNode(node) || old.spec?.providerID !== node.spec?.providerID ||
         old.metadata?.labels?.[EXCLUDE_LABEL] !== node.metadata?.labels?.[EXCLUDE_LABEL]
