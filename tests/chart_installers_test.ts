@@ -88,7 +88,8 @@ const EXPECT: Record<string, (w: Rendered, env: Record<string, string | undefine
       const robotUser = w.spec.template.spec.containers[0].env.find((e: { name: string }) =>
         e.name === "ROBOT_USER"
       );
-      assertEquals(robotUser?.valueFrom?.secretKeyRef, { name: "hcloud", key: "robot-user" });
+      const ref = robotUser?.valueFrom?.secretKeyRef;
+      assertEquals([ref?.name, ref?.key], ["hcloud", "robot-user"]);
     },
     "hcloud-talos.yaml": (w) => {
       assert(w.spec.template.spec.containers[0].args.includes("--cluster-cidr=10.0.16.0/20"));
