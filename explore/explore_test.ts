@@ -15,8 +15,8 @@ import { Workload } from "./workload.ts";
  * Seeds that found a bug, each kept with the workload version it was found with (each bug also has a
  * test of its own beside the code it fixed):
  * - 249: a balancer switched to private targets stayed let in by the firewall (its sync ran before
- *   the ensure; firewall_follower.ts).
- * - 293: a Service turned ClusterIP: its released address stayed let in (firewall_follower.ts).
+ *   the ensure; controllers/lb_firewall/follower.ts).
+ * - 293: a Service turned ClusterIP: its released address stayed let in (controllers/lb_firewall/follower.ts).
  * - 5858: a cluster left with no Node read one server every 30 s: a route through an address no
  *   server holds sent every route pass to read the servers the last list did not know (routes.ts).
  * - 72, 83 (workload 3): a node selector's balancer made while its pool was empty got its first target

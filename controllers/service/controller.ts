@@ -10,11 +10,11 @@
  * served, what their balancers were synced with, the draining and held Nodes — is one `ServiceBook`
  * (book.ts) each is given; what queues work is in triggers.ts, a node sync in node_sync.ts, a failed
  * sync's report in failure.ts; the balancers as a whole (orphans, missing and drifted ones) are looked
- * after by `LoadBalancerHousekeeping` (lb_housekeeping.ts), the firewall by `FirewallFollower`.
+ * after by `LoadBalancerHousekeeping` (controllers/lb_housekeeping/), the firewall by `FirewallFollower` (controllers/lb_firewall/).
  *
  * @module
  */
-import { FirewallFollower } from "./firewall_follower.ts";
+import { FirewallFollower } from "../lb_firewall/mod.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { type Controller, type ControllerContext, partMissing } from "../manager.ts";
 import type { Flags } from "../../config/flags.ts";
@@ -29,7 +29,7 @@ import { LoopHealth } from "../../lib/loop_health.ts";
 import { type NodeSetMemory, targetable } from "./nodes.ts";
 import { heldMessage } from "./node_change_guard.ts";
 import { ChangeBudget } from "./change_budget.ts";
-import { type HousekeepingFlags, LoadBalancerHousekeeping } from "./lb_housekeeping.ts";
+import { type HousekeepingFlags, LoadBalancerHousekeeping } from "../lb_housekeeping/mod.ts";
 import { TlsSecretWatch } from "./secrets.ts";
 import { LB_FINALIZER } from "../../kube/well_known.ts";
 import { readyCondition, statusPatch } from "./status.ts";
@@ -93,7 +93,7 @@ class ServiceController implements Controller {
   readonly #budget = new ChangeBudget(undefined, undefined, () => this.#ctx.clock.now());
   /** The TLS Secrets balancers serve certificates from, when the provider can (secrets.ts). */
   readonly #secrets?: TlsSecretWatch;
-  /** The firewall that follows the balancers, when the provider keeps one (firewall_follower.ts). */
+  /** The firewall that follows the balancers, when the provider keeps one (controllers/lb_firewall/). */
   readonly #firewall?: FirewallFollower;
 
   constructor(ctx: ControllerContext<ServiceFlags>, lbs: LoadBalancers) {

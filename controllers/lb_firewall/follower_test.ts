@@ -6,7 +6,7 @@ import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../testing/assert.ts";
 import { newController } from "../../testing/controller_harness.ts";
 import { FAKE_NODE_SELECTOR, FakeProvider } from "../../providers/fake/fake_provider.ts";
-import { serviceController } from "./controller.ts";
+import { serviceController } from "../service/mod.ts";
 import { NODES, SERVICES } from "../../kube/resources.ts";
 
 function lb(name: string, port: number): Service {

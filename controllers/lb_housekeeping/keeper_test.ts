@@ -6,7 +6,7 @@ import type { Service } from "kubernetes-types/core/v1.d.ts";
 import { assert, assertEquals } from "../../testing/assert.ts";
 import { newController } from "../../testing/controller_harness.ts";
 import { FakeProvider } from "../../providers/fake/fake_provider.ts";
-import { serviceController } from "./controller.ts";
+import { serviceController } from "../service/mod.ts";
 
 const node = (name: string) => ({
   metadata: { name },
