@@ -142,6 +142,35 @@ export function steadyFigures(report: Json): string {
   );
 }
 
+/** The performance page's start cost by cluster size (issue 64's first figures). */
+export function restartFigures(report: Json): string {
+  const r = report.restart;
+  if (!r) return "Not measured yet: `deno task bench --only restart`.";
+  const top = (by: Record<string, number>) =>
+    Object.entries(by).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, n]) => `${k} ${n}`).join(", ");
+  const rows = ((r.matrix ?? [r]) as Json[]).map((x) => [
+    `${x.nodes} / ${x.balancers}`,
+    `**${x.start_requests}** (${top(x.start_requests_by_endpoint)})`,
+    s(x.ready_seconds),
+    `${s(x.first_node_seconds)} / ${s(x.first_service_seconds)}`,
+    `${mb(x.rss_anon_mb_peak)} + ${mb(x.rss_file_mb)}`,
+    String(x.crash_loop_requests_per_hour),
+    `${when(x)}; load ${(x.load_average ?? []).join(", ") || "-"}`,
+  ]);
+  return table(
+    [
+      "Nodes / balancers",
+      `requests in the first ${r.observed_seconds} s (most)`,
+      "to /readyz",
+      "first Node / first Service",
+      "peak anonymous + file-backed",
+      "crash loop requests/hour",
+      "measured",
+    ],
+    rows,
+  );
+}
+
 function table(head: string[], rows: string[][]): string {
   return [
     `| ${head.join(" | ")} |`,
@@ -157,6 +186,7 @@ export function figureBlocks(report: Json): Record<string, string> {
     readme: readmeFigures(report),
     performance: performanceFigures(report),
     steady: steadyFigures(report),
+    restart: restartFigures(report),
   };
 }
 
