@@ -175,6 +175,12 @@ export interface LoadBalancers {
   ): Promise<LoadBalancerStatus | undefined>;
   /** The balancer's name in the cloud (default: `"a"` + UID without dashes, 32 characters). */
   getLoadBalancerName(clusterName: string, service: Service): string;
+  /**
+   * Optional: one look at the balancers of many Services before their syncs (a start syncs every
+   * Service), so the syncs that follow need not each look their balancer up. Only ever saves requests:
+   * what it cannot answer is looked up as without it.
+   */
+  prefetch?(services: Service[], signal?: AbortSignal): Promise<void>;
   /** Creates or updates the balancer so it serves `sync.service` on `sync.nodes`; returns its status. */
   ensureLoadBalancer(sync: LoadBalancerSync, signal?: AbortSignal): Promise<LoadBalancerResult>;
   /**

@@ -162,6 +162,8 @@ export class FakeProvider implements CloudProvider {
     },
     getLoadBalancerName: (_cluster, service) =>
       `a${(service.metadata?.uid ?? "").replace(/-/g, "")}`.slice(0, 32),
+    // Lookups cost nothing here: nothing to look at before the syncs.
+    prefetch: () => Promise.resolve(),
     ensureLoadBalancer: async ({ clusterName: cluster, service, nodes, keep, secrets }, signal) => {
       await this.#enter("ensure-load-balancer", serviceKey(service), signal);
       this.#fenced();

@@ -77,10 +77,12 @@ export function adaptRoutes(inner: Routes, count: Count): Routes {
 export function adaptLoadBalancers(inner: LoadBalancers, count: Count): LoadBalancers {
   const ops = OPERATIONS.loadBalancers;
   const get = inner.getLoadBalancer;
+  const prefetch = inner.prefetch;
   return {
     ...(get
       ? { getLoadBalancer: call((c, svc, s) => get.call(inner, c, svc, s), () => count(ops.getLoadBalancer)) }
       : {}),
+    ...(prefetch ? { prefetch: call((svcs, s) => prefetch.call(inner, svcs, s)) } : {}),
     getLoadBalancerName: (c, svc) => inner.getLoadBalancerName(c, svc),
     ensureLoadBalancer: call(
       (sync, s) => inner.ensureLoadBalancer(sync, s),

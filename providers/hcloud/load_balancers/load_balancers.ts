@@ -105,7 +105,7 @@ export class HcloudLoadBalancers implements LoadBalancers {
     this.#certificates = new LbCertificates(ctx.client, ctx.actions, this.#facts, this.#consent);
     this.#catalog = new CatalogCache(ctx.client, undefined, () => ctx.clock.now());
     this.#targets = new LbTargets(ctx.client, ctx.actions, this.#robot);
-    this.#lookup = new LbLookup(ctx.client, this.#facts, this.#consent);
+    this.#lookup = new LbLookup(ctx.client, this.#facts, this.#consent, () => ctx.clock.now());
     this.#coManaged = new CoManagedBalancers(ctx, this.#labeler, this.#facts, this.#consent);
     this.#shared = new SharedBalancers(ctx, this.#labeler, this.#catalog, this.#facts);
     this.#ports = new ServicePorts(this.#certificates, this.#facts);
@@ -191,6 +191,10 @@ export class HcloudLoadBalancers implements LoadBalancers {
     return spec.share
       ? sharedName(service.metadata?.namespace ?? "default", spec.share, this.#facts.clusterId() ?? "")
       : defaultLoadBalancerName(service);
+  }
+
+  async prefetch(services: Service[], signal?: AbortSignal): Promise<void> {
+    await withSignal(signal, () => this.#lookup.prefetch(services));
   }
 
   async getLoadBalancer(

@@ -38,20 +38,61 @@ function noBalancer(err: Error): Error {
 
 type LB = Schemas["load_balancer"];
 
+/** How long a prefetched answer may stand in for a Service's own lookup. */
+export const PREFETCH_MAX_AGE_MS = 30_000;
+
 /** See the module doc. */
 export class LbLookup {
+  /** Balancers by owner UID from one prefetch, each answering that Service's next lookup once. */
+  #prefetched = new Map<string, { at: number; lbs: LB[] }>();
+
   /** `facts`: the cluster's identity and Services (unknown Services: every UID exists, none rivals). */
   constructor(
     private readonly client: HcloudClient,
     private readonly facts: ClusterFacts,
     private readonly consent: ExternalObjectConsent = new ExternalObjectConsent(),
+    private readonly now: () => number = () => 0,
   ) {}
+
+  /**
+   * One list of every balancer that names an owner Service, before the syncs of `services` (a start
+   * syncs every Service, and each sync looks its balancer up): a Service found in it gets that
+   * answer at its next lookup, within {@link PREFETCH_MAX_AGE_MS}; one not found is looked up as
+   * always (a create rests on a lookup of its own). Never reads more pages than the lookups it
+   * replaces; a list cut short answers nothing (a second balancer of one Service could be on a page
+   * not read, and that is an error a lookup reports).
+   */
+  async prefetch(services: Service[]): Promise<void> {
+    const uids = new Set(services.map((s) => s.metadata?.uid).filter((u): u is string => !!u));
+    if (uids.size < 2) return;
+    const at = this.now();
+    const found = new Map<string, LB[]>();
+    for (let page = 1;; page++) {
+      if (page >= uids.size) return; // as dear as the lookups: leave them
+      const data = await this.client.call(
+        "list load balancers",
+        this.client.api.GET("/load_balancers", {
+          params: { query: { label_selector: SERVICE_UID_LABEL, page, per_page: 50 } },
+        }),
+      );
+      for (const lb of data.load_balancers) {
+        const uid = lb.labels?.[SERVICE_UID_LABEL];
+        if (uid && uids.has(uid)) found.set(uid, [...found.get(uid) ?? [], lb]);
+      }
+      const next = data.meta?.pagination?.next_page;
+      if (!next || next <= page) break;
+    }
+    for (const [uid, lbs] of found) this.#prefetched.set(uid, { at, lbs });
+  }
 
   /** The balancer labelled with the Service's UID (more than one is an error to fix by hand). */
   async findByUid(service: Service): Promise<LB | undefined> {
     const uid = service.metadata?.uid;
     if (!uid) return undefined;
-    const data = await this.client.call(
+    const hit = this.#prefetched.get(uid);
+    this.#prefetched.delete(uid);
+    const fresh = hit && this.now() - hit.at < PREFETCH_MAX_AGE_MS;
+    const data = fresh ? { load_balancers: hit.lbs } : await this.client.call(
       "find load balancer",
       this.client.api.GET("/load_balancers", {
         params: { query: { label_selector: `${SERVICE_UID_LABEL}=${uid}` } },

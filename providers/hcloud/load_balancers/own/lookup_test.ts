@@ -1,57 +1,72 @@
-import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { assertEquals } from "../../../../testing/assert.ts";
-import { rivalClaim } from "./lookup.ts";
+/**
+ * A start's lookups: one list of the balancers that name an owner answers each Service's first lookup
+ * (a start syncs every Service), where each sync used to look its own up.
+ */
+import type { Node, Service } from "kubernetes-types/core/v1.d.ts";
+import { assertEquals, assertRejects } from "../../../../testing/assert.ts";
+import { startTestSim } from "../../../../testing/sim_harness.ts";
+import { providerOnSim } from "../../../../testing/provider_on_sim.ts";
 
-function svc(
-  name: string,
-  uid: string,
-  created: string,
-  options: { lbName?: string; served?: boolean; type?: string } = {},
-): Service {
-  return {
-    metadata: {
-      name,
-      namespace: "ns",
-      uid,
-      creationTimestamp: created,
-      annotations: options.lbName ? { "load-balancer.hetzner.cloud/name": options.lbName } : {},
-    },
-    spec: { type: options.type ?? "LoadBalancer" },
-    status: { loadBalancer: { ingress: options.served ? [{ ip: "198.51.100.1" }] : [] } },
-  };
-}
+const CLUSTER = "7b0d0c3e-0000-4000-8000-000000000002";
 
-Deno.test("rival claims: a UID-derived name is its Service's; then served, then older, then namespace/name", () => {
-  const victim = svc("victim", "1111-2222", "2026-01-02T00:00:00Z");
-  const squatter = svc("evil", "9999", "2026-01-01T00:00:00Z", { lbName: "a11112222" });
-  // The older squatter names the victim's default name: refused; the victim is never refused for it.
-  assertEquals(rivalClaim("a11112222", squatter, [victim, squatter])?.who, "ns/victim");
-  assertEquals(rivalClaim("a11112222", victim, [victim, squatter]), undefined);
+const svc = (i: number): Service => ({
+  metadata: { name: `s${i}`, namespace: "default", uid: `uid-${i}`, annotations: {} },
+  spec: { type: "LoadBalancer", ports: [{ name: "p", port: 80, protocol: "TCP", nodePort: 30080 + i }] },
+});
 
-  const old = svc("old", "3", "2026-01-01T00:00:00Z", { lbName: "web" });
-  const young = svc("young", "4", "2026-01-05T00:00:00Z", { lbName: "web" });
-  assertEquals(rivalClaim("web", young, [old, young])?.who, "ns/old");
-  assertEquals(rivalClaim("web", old, [old, young]), undefined);
-  // Having been served under the name beats age.
-  const servedYoung = svc("young", "4", "2026-01-05T00:00:00Z", { lbName: "web", served: true });
-  assertEquals(rivalClaim("web", old, [old, servedYoung])?.who, "ns/young");
-  assertEquals(rivalClaim("web", servedYoung, [old, servedYoung]), undefined);
-  assertEquals(
-    rivalClaim("web", young, [old, young])?.why,
-    "it is older: created 2026-01-01T00:00:00Z, " +
-      "this Service 2026-01-05T00:00:00Z",
-  );
-  // Same second: the first by namespace/name, whichever UID is lower, so that exactly one of the two
-  // may proceed and the same one on every run (UIDs are random).
-  for (const [uidA, uidB] of [["5", "6"], ["6", "5"]]) {
-    const twinA = svc("a", uidA, "2026-01-01T00:00:00Z", { lbName: "twin" });
-    const twinB = svc("b", uidB, "2026-01-01T00:00:00Z", { lbName: "twin" });
-    const claim = rivalClaim("twin", twinB, [twinA, twinB]);
-    assertEquals(claim?.who, "ns/a");
-    assertEquals(claim?.why.includes("a tie goes to the first by namespace/name"), true, claim?.why);
-    assertEquals(rivalClaim("twin", twinA, [twinA, twinB]), undefined);
+Deno.test("lookup prefetch: a start's syncs of in-step Services cost one list, not a lookup each; a create still looks first", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  try {
+    const env = { HCLOUD_LOAD_BALANCERS_LOCATION: "fsn1" };
+    const server = t.sim.addServer({ name: "n1", location: "fsn1" });
+    const nodes: Node[] = [{ metadata: { name: "n1" }, spec: { providerID: `hcloud://${server.id}` } }];
+    const services = [1, 2, 3, 4, 5].map(svc);
+    const before = await providerOnSim(t, env, CLUSTER);
+    for (const service of services.slice(0, 4)) {
+      await before.loadBalancers!.ensureLoadBalancer({ clusterName: "k", service, nodes });
+    }
+    // A new process: four Services in step, one (s5) without a balancer yet.
+    const after = await providerOnSim(t, env, CLUSTER);
+    const lookups = () =>
+      t.sim.audit.filter((e) => e.route === "GET /load_balancers" && e.query?.includes("service-uid%3Duid"))
+        .length;
+    const lists = () =>
+      t.sim.audit.filter((e) => e.route === "GET /load_balancers" && !e.query?.includes("%3D"));
+    const from = lookups();
+    const listed = lists().length;
+    await after.loadBalancers!.prefetch!(services);
+    assertEquals(lists().length - listed, 1, "one page of the balancers that name an owner");
+    for (const service of services) {
+      await after.loadBalancers!.ensureLoadBalancer({ clusterName: "k", service, nodes });
+    }
+    assertEquals(lookups() - from, 1, "only s5, whose create rests on a lookup of its own");
+    assertEquals(t.sim.world.loadBalancers.size, 5, "nothing made twice");
+    // A prefetched answer serves once: the next sync looks again.
+    await after.loadBalancers!.ensureLoadBalancer({ clusterName: "k", service: services[0], nodes });
+    assertEquals(lookups() - from, 2);
+
+    // Two balancers naming one Service are still the error a lookup reports.
+    const [first] = [...t.sim.world.loadBalancers.values()].filter((lb) =>
+      lb.labels["hcloud-ccm/service-uid"] === "uid-2"
+    );
+    const copy = await t.api("POST", "/load_balancers", {
+      name: "copy",
+      load_balancer_type: "lb11",
+      location: "fsn1",
+      labels: { ...first.labels },
+    });
+    assertEquals(copy.status, 201);
+    const third = await providerOnSim(t, env, CLUSTER);
+    await third.loadBalancers!.prefetch!(services);
+    const err = await assertRejects(
+      () => third.loadBalancers!.ensureLoadBalancer({ clusterName: "k", service: services[1], nodes }),
+      Error,
+    );
+    assertEquals(
+      (err as Error).message.includes("2 load balancers carry hcloud-ccm/service-uid=uid-2"),
+      true,
+    );
+  } finally {
+    await t.finish();
   }
-  // A Service that is no longer a LoadBalancer claims nothing.
-  const gone = svc("old", "3", "2026-01-01T00:00:00Z", { lbName: "web", type: "ClusterIP" });
-  assertEquals(rivalClaim("web", young, [gone, young]), undefined);
 });
