@@ -69,3 +69,33 @@ Deno.test("syself chart kept, our image in it: Robot on from its mount, bare-met
     await t.finish();
   }
 });
+
+Deno.test("syself mount, hostile and mistaken inputs: a bad ROBOT_ENABLED is refused by name over the mount; an empty credential file turns nothing on; no credential is ever shown", async () => {
+  const t = await startTestSim({ actionDurationMs: 0 });
+  const mount = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${mount}/hcloud`, DEFAULT_SIM_TOKEN);
+    await Deno.writeTextFile(`${mount}/robot-user`, "secret-user-x");
+    await Deno.writeTextFile(`${mount}/robot-password`, "secret-pass-y");
+    const env = { HCLOUD_ENDPOINT: t.sim.endpoint, ROBOT_ENDPOINT: t.sim.robotEndpoint };
+    // A value that is no boolean: refused naming variable and value, whatever the mount holds.
+    const bad = await readHcloudConfig({ ...env, ROBOT_ENABLED: "yes please" }, mount);
+    assertEquals(
+      bad.errors.filter((e) => e.startsWith("ROBOT_ENABLED") && e.includes('"yes please"')).length,
+      1,
+    );
+    assertEquals(bad.errors.some((e) => /secret-(user|pass)/.test(e)), false);
+    // One credential empty (a Secret key left blank): not that chart's setup; Robot stays off.
+    await Deno.writeTextFile(`${mount}/robot-password`, "\n");
+    const half = await readHcloudConfig(env, mount);
+    assertEquals(half.errors, []);
+    assertEquals([half.config.robot.enabled, half.config.robot.user, half.config.robot.hrobotProviderIds], [
+      false,
+      undefined,
+      true,
+    ]);
+  } finally {
+    await Deno.remove(mount, { recursive: true });
+    await t.finish();
+  }
+});
